@@ -1,0 +1,155 @@
+"""The one setup.py that every source-built stand-in (git remotes and sdists) uses.
+
+A stand-in's setup.py is this template plus a WORLD dict of its parameters. It:
+- fails like the real project when a submodule was not initialised (needs_files) or when the
+  installed ROCm torch is required but not importable (needs_torch: build with
+  --no-build-isolation, as upstream does);
+- records the environment the build saw into <first package>/world_build.json, which is
+  installed with the package, so tests can assert on GPU_ARCHS, MAX_JOBS, NVTE_*...;
+- compiles a tiny real C++ extension: with $ROCM_PATH/bin/hipcc (the pip SDK) and one
+  --offload-arch per arch when ROCM_PATH is set, else with the host compiler.
+Setuptools only, no cmake.
+"""
+import pprint
+
+SETUP_PY = '''\
+# Stand-in for %(upstream)s (primus.trainenv test world), not the real project.
+# It builds a tiny real extension (with hipcc from the pip ROCm SDK when ROCM_PATH is set, else
+# the host C++ compiler) and records the environment the build saw in
+# <package>/world_build.json, which is installed with the package.
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+
+WORLD = %(world)s
+
+ENV_KEYS = ("GPU_ARCHS", "PYTORCH_ROCM_ARCH", "HIP_ARCHITECTURES", "HCC_AMDGPU_TARGET",
+            "ROCM_AMDGPU_TARGETS", "MAX_JOBS", "ROCSHMEM_HOME", "CAUSAL_CONV1D_FORCE_BUILD",
+            "MAMBA_FORCE_BUILD", "PREBUILD_KERNELS", "ROCM_PATH", "ROCM_HOME")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def git_head():
+    if not os.path.exists(os.path.join(HERE, ".git")):
+        return None
+    try:
+        return subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=HERE, universal_newlines=True,
+                                       stderr=subprocess.DEVNULL).strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def version():
+    head = git_head()
+    if WORLD.get("git_label") is not None and head:
+        return "%%s+%%s%%s" %% (WORLD["version"], WORLD["git_label"], head[:7])
+    return WORLD["version"]
+
+
+for rel in WORLD.get("needs_files", []):
+    if not os.path.exists(os.path.join(HERE, rel)):
+        sys.exit("%%s: %%s is missing: the submodule was not initialised "
+                 "(run: git submodule update --init --recursive)" %% (WORLD["name"], rel))
+
+record = {
+    "component": WORLD["name"],
+    "version": version(),
+    "python": "%%d.%%d.%%d" %% sys.version_info[:3],
+    "git_head": git_head(),
+    "env": dict((key, os.environ.get(key)) for key in ENV_KEYS),
+    "nvte": dict((k, v) for k, v in sorted(os.environ.items()) if k.startswith("NVTE_")),
+    "files": {},
+}
+for rel in WORLD.get("watch", []):
+    with open(os.path.join(HERE, rel), "rb") as handle:
+        record["files"][rel] = hashlib.sha256(handle.read()).hexdigest()
+for module in WORLD.get("needs_modules", []):
+    __import__(module)
+if WORLD.get("needs_torch"):
+    import torch  # the installed ROCm torch: this build needs --no-build-isolation
+    record["torch"] = torch.__version__
+    if not getattr(torch.version, "hip", None):
+        sys.exit("%%s needs a ROCm build of torch, found torch %%s" %% (WORLD["name"], torch.__version__))
+
+raw = ""
+for key in WORLD.get("arch_env", []):
+    raw = os.environ.get(key, "")
+    if raw:
+        break
+archs = [a.strip() for a in (raw or WORLD.get("arch_default", "native")).replace(",", ";").split(";")
+         if a.strip()]
+compile_args = ["-O1"]
+ext_kwargs = {"include_dirs": [], "library_dirs": [], "libraries": [], "define_macros": []}
+rocm = os.environ.get("ROCM_PATH", "")
+hipcc = os.path.join(rocm, "bin", "hipcc") if rocm else ""
+if WORLD.get("hip", True) and hipcc and os.access(hipcc, os.X_OK):
+    os.environ["CC"] = os.environ["CXX"] = hipcc
+    compile_args += ["--offload-arch=" + arch for arch in archs]
+    record["compiler"] = "hipcc"
+    record["offload_arch"] = archs
+else:
+    record["compiler"] = "host"
+    record["offload_arch"] = []
+%(extra)s
+package_dir = os.path.join(HERE, *WORLD["packages"][0].split("."))
+with open(os.path.join(package_dir, "world_build.json"), "w") as handle:
+    json.dump(record, handle, indent=1, sort_keys=True)
+    handle.write("\\n")
+
+package_data = dict(WORLD.get("package_data", {}))
+package_data.setdefault(WORLD["packages"][0], []).append("world_build.json")
+ext_modules = []
+if WORLD.get("ext"):
+    ext_modules.append(Extension(WORLD["ext"], WORLD["sources"], extra_compile_args=compile_args,
+                                 **ext_kwargs))
+setup(
+    name=WORLD["name"],
+    version=version(),
+    description="Stand-in for %%s (primus.trainenv test world)" %% WORLD["name"],
+    packages=WORLD["packages"],
+    package_data=package_data,
+    ext_modules=ext_modules,
+    install_requires=WORLD.get("requires", []),
+    zip_safe=False,
+)
+'''
+
+EXT_CPP = '''\
+// Stand-in kernel library %(module)s (primus.trainenv test world).
+#include <Python.h>
+#ifdef __HIP_PLATFORM_AMD__
+#include <hip/hip_runtime.h>
+#define WORLD_COMPILER "hipcc (HIP " STR(HIP_VERSION_MAJOR) "." STR(HIP_VERSION_MINOR) ")"
+#else
+#define WORLD_COMPILER "host c++"
+#endif
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+static PyObject *build_info(PyObject *, PyObject *) {
+    return PyUnicode_FromString("%(module)s stand-in, compiled by " WORLD_COMPILER);
+}
+
+static PyMethodDef methods[] = {
+    {"build_info", build_info, METH_NOARGS, "How this stand-in was compiled."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "%(short)s", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_%(short)s(void) { return PyModule_Create(&moduledef); }
+'''
+
+
+def setup_py(upstream, world, extra=""):
+    """setup.py text for a stand-in. world: the WORLD dict (see SETUP_PY)."""
+    return SETUP_PY % {"upstream": upstream, "world": pprint.pformat(world, width=100),
+                       "extra": extra}
+
+
+def ext_cpp(module):
+    return EXT_CPP % {"module": module, "short": module.rsplit(".", 1)[-1]}

@@ -1,0 +1,271 @@
+"""Python sources of the stand-ins that do more than carry a version (the traps and the tools)."""
+
+HEADER = '"""Stand-in for %(name)s %(version)s (primus.trainenv test world): not the real package."""\n'
+
+
+def plain(name, version):
+    return HEADER % {"name": name, "version": version} + '__version__ = "%s"\n' % version
+
+
+# --- torch -------------------------------------------------------------------------------------
+
+TORCH_INIT = '''\
+"""Stand-in for torch %(version)s (primus.trainenv test world): not the real package."""
+__version__ = "%(version)s"
+from . import version  # noqa: E402
+from . import cuda  # noqa: E402
+'''
+
+TORCH_VERSION = '''\
+__version__ = "%(version)s"
+git_version = "%(git)s"
+hip = %(hip)r
+cuda = %(cuda)r
+'''
+
+TORCH_CUDA = '''\
+"""torch.cuda stand-in: this world has no GPU, so nothing is available (informational only)."""
+import importlib.metadata as _md
+
+
+def is_available():
+    return False
+
+
+def device_count():
+    return 0
+
+
+def get_arch_list():
+    """GPU archs of the installed amd-torch-device-<arch> wheels."""
+    archs = set()
+    for dist in _md.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name.startswith("amd-torch-device-"):
+            archs.add(name[len("amd-torch-device-"):])
+    return sorted(archs)
+'''
+
+# --- triton --------------------------------------------------------------------------------------
+
+TRITON_UPSTREAM = '''\
+"""Stand-in for upstream triton %(version)s (primus.trainenv test world).
+
+The real wheel bundles a statically linked LLVM; on a ROCm host whose HIP runtime has already
+loaded libLLVM.so.23 from the pip SDK, importing it segfaults in LLVM's static initialisers
+(upstream-facts §2.13). The stand-in crashes the process the same way on every import.
+"""
+import os
+import signal
+import sys
+
+__version__ = "%(version)s"
+sys.stderr.write("triton %(version)s: bundled LLVM collides with the ROCm runtime's libLLVM.so.23\\n")
+sys.stderr.flush()
+os.kill(os.getpid(), signal.SIGSEGV)
+'''
+
+TRITON_ROCM = '''\
+"""Stand-in for ROCm's triton %(version)s (primus.trainenv test world): imports cleanly."""
+__version__ = "%(version)s"
+backend = "hip"
+'''
+
+# --- flydsl / nvidia-cutlass-dsl / quack (nanobind and ThrCopy traps) ---------------------------
+
+NANOBIND = '''\
+"""MLIR Python bindings of %(owner)s (stand-in). nanobind keeps one process-wide type registry:
+whichever of flydsl / nvidia-cutlass-dsl loads second aborts the process (Primus#955)."""
+import os
+import sys
+
+if %(other)r in sys.modules:
+    sys.stderr.write('Critical nanobind error: refusing to add duplicate key "ERROR" to '
+                     'enumeration "mlir._mlir_libs._mlir.ir.DiagnosticSeverity"!\\n')
+    sys.stderr.flush()
+    os.abort()
+'''
+
+FLYDSL_INIT = '''\
+"""Stand-in for flydsl %(version)s (primus.trainenv test world): not the real package."""
+__version__ = "%(version)s"
+from . import _mlir  # noqa: E402,F401
+'''
+
+FLYDSL_VECTOR = '''\
+"""flydsl.expr.vector: present up to 0.2.4, removed in 0.3.0 (aiter needs it)."""
+
+
+def splat(value, lanes):
+    return [value] * lanes
+'''
+
+CUTLASS_INIT = '''\
+"""Stand-in for nvidia-cutlass-dsl %(version)s (primus.trainenv test world): not the real package."""
+__version__ = "%(version)s"
+from . import _mlir  # noqa: E402,F401
+from . import cute  # noqa: E402,F401
+'''
+
+CUTLASS_CUTE_INIT = "from . import core  # noqa: F401\n"
+
+CUTLASS_CORE_OLD = '''\
+"""cutlass.cute.core of 4.5.x: still has ThrCopy (quack-kernels 0.3.1 imports it)."""
+
+
+class ThrCopy(object):
+    pass
+
+
+class TiledCopy(object):
+    pass
+'''
+
+CUTLASS_CORE_NEW = '''\
+"""cutlass.cute.core of 4.6.x: restructured, ThrCopy is gone."""
+
+
+class TiledCopy(object):
+    pass
+'''
+
+QUACK_INIT = '''\
+"""Stand-in for quack-kernels %(version)s (primus.trainenv test world): not the real package."""
+import cutlass.cute as cute
+
+__version__ = "%(version)s"
+ThrCopy = cute.core.ThrCopy
+'''
+
+# --- small helpers other tools import -----------------------------------------------------------
+
+TYPING_EXTENSIONS = '''\
+"""Stand-in for typing_extensions %(version)s: re-exports typing so importers keep working."""
+import typing as _typing
+from typing import *  # noqa: F401,F403
+
+__version__ = "%(version)s"
+
+
+def __getattr__(name):
+    return getattr(_typing, name)
+'''
+
+IMPORTLIB_METADATA = '''\
+"""Stand-in for importlib-metadata %(version)s: re-exports the standard library's module."""
+import importlib.metadata as _md
+from importlib.metadata import *  # noqa: F401,F403
+
+__version__ = "%(version)s"
+
+
+def __getattr__(name):
+    return getattr(_md, name)
+'''
+
+ZIPP = '''\
+"""Stand-in for zipp %(version)s."""
+from zipfile import Path  # noqa: F401
+
+__version__ = "%(version)s"
+'''
+
+TYPEGUARD = '''\
+"""Stand-in for typeguard %(version)s: checks nothing."""
+__version__ = "%(version)s"
+
+
+def typechecked(func=None, **_kwargs):
+    return func if func is not None else (lambda f: f)
+
+
+def check_type(value, _expected, **_kwargs):
+    return value
+'''
+
+CLI_MODULE = '''\
+"""Console scripts of the %(name)s stand-in."""
+import sys
+
+%(functions)s
+'''
+
+NLTK_DOWNLOADER = '''\
+"""nltk.downloader stand-in: the data server is on the internet, so downloads fail like offline.
+
+Like the real command, a failed download is reported and the exit status stays 0.
+"""
+import sys
+
+
+def main(argv=None):
+    args = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    for package in args:
+        print("[nltk_data] Error loading %s: <urlopen error [Errno -3] Temporary failure in "
+              "name resolution>" % package)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+UV_CLI = '''\
+"""`uv` stand-in (primus.trainenv test world) for `uv --version` and `uv python find|install`.
+
+`uv python install 3.12` cannot download here; when PRIMUS_WORLD_UV_PYTHON names a real 3.12
+interpreter it is linked into UV_PYTHON_INSTALL_DIR the way uv lays out a managed install.
+"""
+import glob
+import os
+import sys
+
+VERSION = "%(version)s"
+_NAME = "cpython-3.12.1-linux-x86_64-gnu"
+
+
+def _install_dir():
+    default = os.path.join(os.path.expanduser("~"), ".local", "share", "uv", "python")
+    return os.environ.get("UV_PYTHON_INSTALL_DIR") or default
+
+
+def _found(request):
+    pattern = os.path.join(_install_dir(), "cpython-%%s*" %% request, "bin", "python" + request)
+    hits = sorted(p for p in glob.glob(pattern) if os.access(p, os.X_OK))
+    return hits[0] if hits else None
+
+
+def main(argv=None):
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["--version"], ["-V"], ["version"]):
+        print("uv " + VERSION)
+        return 0
+    if args[:2] == ["python", "find"] and len(args) > 2:
+        hit = _found(args[2])
+        if hit:
+            print(hit)
+            return 0
+        sys.stderr.write("error: No interpreter found for Python %%s in managed installations\\n" %% args[2])
+        return 2
+    if args[:2] == ["python", "install"] and len(args) > 2:
+        if _found(args[2]):
+            return 0
+        source = os.environ.get("PRIMUS_WORLD_UV_PYTHON")
+        if not source:
+            sys.stderr.write(
+                "error: Failed to install %%s\\n  Caused by: Request failed after 3 retries\\n"
+                "  Caused by: error sending request for url (https://github.com/astral-sh/"
+                "python-build-standalone/releases/download/20240107/%%s.tar.gz)\\n"
+                "  Caused by: dns error: failed to lookup address information\\n" %% (_NAME, _NAME))
+            return 2
+        bindir = os.path.join(_install_dir(), _NAME, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        for link in ("python3.12", "python3", "python"):
+            target = os.path.join(bindir, link)
+            if not os.path.lexists(target):
+                os.symlink(source, target)
+        sys.stderr.write("Installed Python 3.12.1 in %%s\\n" %% os.path.dirname(bindir))
+        return 0
+    sys.stderr.write("uv stand-in: unsupported command: %%s\\n" %% " ".join(args))
+    return 2
+'''
