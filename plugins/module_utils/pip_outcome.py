@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What pip did (before/after sets, diff) and why it failed (pip's output, classified)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_report import version_action
+
+CATEGORIES = ('added', 'removed', 'upgraded', 'downgraded', 'replaced')
+_ACTION_TO_CATEGORY = {'install': 'added', 'upgrade': 'upgraded', 'downgrade': 'downgraded',
+                       'replace': 'replaced'}
+
+
+def compare(pk, before, after):
+    """Differences between two {key: (name, version)} sets.
+
+    Returns {added: [{name, version}], removed: [{name, version}],
+    upgraded/downgraded/replaced: [{name, before, after}]}, each sorted by name.
+    replaced = same public version, different local label (2.12.0+cpu -> 2.12.0+rocm...).
+    """
+    out = dict((c, []) for c in CATEGORIES)
+    for key in sorted(set(before) | set(after)):
+        old = before.get(key)
+        new = after.get(key)
+        if old is None:
+            out['added'].append({'name': new[0], 'version': new[1]})
+        elif new is None:
+            out['removed'].append({'name': old[0], 'version': old[1]})
+        elif old[1] != new[1]:
+            action = version_action(pk, old[1], new[1])
+            if action == 'reinstall':  # equal versions spelled differently: not a change
+                continue
+            out[_ACTION_TO_CATEGORY[action]].append({'name': new[0], 'before': old[1], 'after': new[1]})
+    return out
+
+
+def any_change(changes):
+    return any(changes.get(c) for c in CATEGORIES)
+
+
+def diff_lines(before, after):
+    """Ansible diff with only the `name==version` lines that differ, sorted by name."""
+    keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    old = ''.join('%s==%s\n' % before[k] for k in keys if k in before)
+    new = ''.join('%s==%s\n' % after[k] for k in keys if k in after)
+    return {'before': old, 'after': new}
+
+
+def summary(changes):
+    parts = []
+    for cat in CATEGORIES:
+        if changes.get(cat):
+            parts.append('%d %s' % (len(changes[cat]), cat))
+    return ', '.join(parts) if parts else 'no change'
+
+
+def tail(text, lines=30):
+    if not text:
+        return ''
+    return '\n'.join(text.rstrip('\n').splitlines()[-lines:])
+
+
+# ---- failures ------------------------------------------------------------------------------
+
+_CAUSE_HEADER = 'The conflict is caused by:'
+_CONSTRAINT_CAUSE = re.compile(r'^The user requested \(constraint\) (?P<req>.+)$')
+_USER_CAUSE = re.compile(r'^The user requested (?P<req>[^(].*)$')
+_DEPENDS_CAUSE = re.compile(r'^(?P<name>\S+) (?P<version>\S+) depends on (?P<req>.+)$')
+
+_PATTERNS = {
+    'conflict': re.compile(r'ResolutionImpossible|conflicting dependencies|The conflict is caused by'),
+    'hash_mismatch': re.compile(r'THESE PACKAGES DO NOT MATCH THE HASHES'),
+    'build_failed': re.compile(r'Failed building wheel|subprocess-exited-with-error|metadata-generation-failed'
+                               r'|Failed to build '),
+    'network': re.compile(r'NewConnectionError|Failed to establish a new connection|Max retries exceeded'
+                          r'|Could not fetch URL|Temporary failure in name resolution|ConnectTimeoutError'
+                          r'|ReadTimeoutError|SSLError|ProxyError'),
+    'not_found': re.compile(r'No matching distribution found for|Could not find a version that satisfies the requirement'),
+    'not_installable': re.compile(r'is not installable|Could not open requirements file|does not exist'),
+    'externally_managed': re.compile(r'externally-managed-environment'),
+    'no_pip': re.compile(r'No module named pip'),
+}
+# Order matters: a "not found" caused by an unreachable index is a network failure.
+_ORDER = ('conflict', 'hash_mismatch', 'build_failed', 'network', 'not_found', 'not_installable',
+          'externally_managed', 'no_pip')
+
+
+def classify_failure(stdout, stderr):
+    """A short category for a failed pip run, or 'pip_error'."""
+    text = '%s\n%s' % (stdout or '', stderr or '')
+    for category in _ORDER:
+        if _PATTERNS[category].search(text):
+            return category
+    return 'pip_error'
+
+
+def conflict_causes(stdout, stderr=''):
+    """The lines under pip's 'The conflict is caused by:' (stripped), in order."""
+    causes = []
+    text = '%s\n%s' % (stdout or '', stderr or '')
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip() != _CAUSE_HEADER:
+            continue
+        for follow in lines[index + 1:]:
+            if not follow.strip():
+                break
+            if not follow.startswith((' ', '\t')):
+                break
+            causes.append(follow.strip())
+        break
+    return causes
+
+
+def error_lines(stdout, stderr):
+    """pip's ERROR: lines, in order, without duplicates."""
+    out = []
+    for line in ('%s\n%s' % (stdout or '', stderr or '')).splitlines():
+        if line.startswith('ERROR:') and line not in out:
+            out.append(line)
+    return out
+
+
+def subprocess_output(stdout, stderr, lines=15):
+    """The build's own output that pip frames with '[N lines of output]' ... '[end of output]'."""
+    text = '%s\n%s' % (stdout or '', stderr or '')
+    blocks = re.findall(r'\[\d+ lines? of output\]\n(.*?)\n\s*\[end of output\]', text, re.S)
+    if not blocks:
+        return []
+    return [line.strip() for line in blocks[-1].splitlines() if line.strip()][-lines:]
+
+
+def resolver_warnings(stdout, stderr):
+    """pip's post-install 'dependency resolver does not currently take into account' block."""
+    text = '%s\n%s' % (stdout or '', stderr or '')
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if "pip's dependency resolver does not currently take into account" in line:
+            block = [line.replace('ERROR: ', '', 1)]
+            for follow in lines[index + 1:]:
+                if not follow.strip() or follow.startswith(('ERROR:', 'WARNING:', 'Successfully')):
+                    break
+                block.append(follow.strip())
+            return [' '.join(block)]
+    return []
+
+
+def _local_kind(version):
+    local = version.split('+', 1)[1] if '+' in version else ''
+    if local.startswith('rocm'):
+        return 'ROCm '
+    if local.startswith('cu'):
+        return 'CUDA '
+    if local == 'cpu':
+        return 'CPU '
+    return ''
+
+
+def explain_conflict(pk, causes, constraint_items, probe):
+    """One sentence naming the constrained distributions a conflict would replace.
+
+    causes: conflict_causes(); constraint_items: the parsed constraints (with origin file:line).
+    Returns (sentence or None, [{name, pin, file, installed, wanted_by}]).
+    """
+    pinned = []
+    wanted = []
+    for cause in causes:
+        match = _CONSTRAINT_CAUSE.match(cause)
+        if match:
+            pinned.append(match.group('req').strip())
+            continue
+        match = _DEPENDS_CAUSE.match(cause)
+        if match:
+            wanted.append((match.group('name'), match.group('version'), match.group('req').strip()))
+    involved = []
+    for pin in pinned:
+        try:
+            req = pk.Requirement(pin)
+        except pk.InvalidRequirement:
+            continue
+        key = pk.canonicalize_name(req.name)
+        source = None
+        for item in constraint_items:
+            name = item.name or (pk.canonicalize_name(item.req.name) if item.req is not None else None)
+            if name == key:
+                source = item.origin.rsplit(':', 1)[0]
+                break
+        dist = probe.dists.get(key)
+        wanted_by = ['%s %s (%s)' % (n, v, r) for n, v, r in wanted if _names(pk, r) == key]
+        involved.append({'name': req.name, 'pin': pin, 'file': source,
+                         'installed': dist.version if dist is not None else None, 'wanted_by': wanted_by})
+    if not involved:
+        return None, involved
+    parts = []
+    for entry in involved:
+        version = entry['pin'].split('==', 1)[1] if '==' in entry['pin'] else ''
+        where = ' from %s' % entry['file'] if entry['file'] else ''
+        text = 'the pinned %s%s (%s%s)' % (_local_kind(version), entry['name'], entry['pin'], where)
+        if entry['wanted_by']:
+            text += ' to satisfy %s' % ', '.join(entry['wanted_by'])
+        parts.append(text)
+    sentence = 'This install would replace %s; pip refused.' % '; and '.join(parts)
+    return sentence, involved
+
+
+def _names(pk, requirement_text):
+    try:
+        return pk.canonicalize_name(pk.Requirement(requirement_text).name)
+    except pk.InvalidRequirement:
+        return None

@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Read a venv's installed distributions and marker environment with ONE run of its python.
+
+The probe runs as `<venv>/bin/python -I -c PROBE_SCRIPT`: isolated mode keeps the current
+directory, PYTHONPATH and the user site out of sys.path, so the installed set is exactly the
+venv's own site-packages (plus the system site-packages when the venv was created with them).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import json
+
+PROBE_MARKER = '@@primus-pip-probe@@'
+
+# Runs inside the venv's interpreter (3.8+). Prints one JSON line after PROBE_MARKER.
+PROBE_SCRIPT = r'''
+import json, os, platform, sys, sysconfig
+from importlib import metadata
+
+def full(info):
+    v = "%d.%d.%d" % (info.major, info.minor, info.micro)
+    if info.releaselevel != "final":
+        v += info.releaselevel[0] + str(info.serial)
+    return v
+
+dists = []
+for d in metadata.distributions():
+    path = getattr(d, "_path", None)
+    base = os.path.basename(str(path)) if path is not None else ""
+    if base.startswith("~"):
+        continue  # pip's leftovers of an interrupted uninstall ("~orch-2.12.0.dist-info")
+    meta = d.metadata
+    name = meta["Name"] if meta is not None else None
+    if not name:
+        continue
+    try:
+        direct = d.read_text("direct_url.json")
+    except Exception:
+        direct = None
+    try:
+        stamp = os.stat(str(path)).st_mtime_ns if path is not None else None
+    except OSError:
+        stamp = None
+    extras = meta.get_all("Provides-Extra") or []
+    dists.append([name, meta["Version"], d.requires, direct, str(path) if path is not None else None, stamp, extras])
+
+paths = sysconfig.get_paths()
+out = {
+    "executable": sys.executable,
+    "prefix": sys.prefix,
+    "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+    "version": list(sys.version_info[:3]),
+    "purelib": paths.get("purelib"),
+    "platlib": paths.get("platlib"),
+    "markers": {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": full(sys.implementation.version),
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    },
+    "dists": dists,
+}
+sys.stdout.write("%s\n%s\n" % ("@@primus-pip-probe@@", json.dumps(out)))
+'''
+
+
+class ProbeError(Exception):
+    pass
+
+
+class Dist(object):
+    """One installed distribution."""
+
+    __slots__ = ('name', 'key', 'version', 'requires', 'direct_url', 'path', 'stamp', 'provides_extra')
+
+    def __init__(self, name, key, version, requires=None, direct_url=None, path=None, stamp=None, provides_extra=None):
+        self.name = name
+        self.key = key
+        self.version = version
+        self.requires = requires or []
+        self.direct_url = direct_url
+        self.path = path
+        self.stamp = stamp  # mtime (ns) of the .dist-info directory: a reinstall makes a new one
+        self.provides_extra = set(_canonical(e) for e in provides_extra or [])  # pip ignores other extras
+
+    def __repr__(self):
+        return 'Dist(%s==%s)' % (self.name, self.version)
+
+
+class Probe(object):
+    """The venv as its own interpreter sees it."""
+
+    def __init__(self, data, dists):
+        self.data = data
+        self.dists = dists  # key (canonical name) -> Dist; first on sys.path wins, like imports
+        self.markers = dict(data.get('markers') or {})
+        self.executable = data.get('executable')
+        self.version = tuple(data.get('version') or ())
+        self.site_dirs = [d for d in (data.get('purelib'), data.get('platlib')) if d]
+
+    @property
+    def python_version(self):
+        return '.'.join(str(p) for p in self.version)
+
+    def reinstalled(self, other):
+        """Names installed at the same version in both probes but in a new .dist-info directory."""
+        out = []
+        for key, dist in self.dists.items():
+            new = other.dists.get(key)
+            if new is not None and new.version == dist.version and (new.path, new.stamp) != (dist.path, dist.stamp):
+                out.append(dist.name)
+        return sorted(out, key=str.lower)
+
+    def versions(self):
+        """{key: (name, version)} of the installed set."""
+        return dict((key, (d.name, d.version)) for key, d in self.dists.items())
+
+
+def _canonical(name):
+    # PEP 503 normalization without needing `packaging` (the probe is read before it is loaded).
+    out = []
+    last_sep = False
+    for char in name.lower():
+        if char in '-_.':
+            if not last_sep:
+                out.append('-')
+            last_sep = True
+        else:
+            out.append(char)
+            last_sep = False
+    return ''.join(out)
+
+
+def parse_probe(stdout):
+    """Parse the probe's output into a Probe. Raises ProbeError with a readable reason."""
+    text = stdout or ''
+    idx = text.rfind(PROBE_MARKER)
+    if idx < 0:
+        raise ProbeError('the probe printed no result (is this a Python 3.8+ interpreter?)')
+    payload = text[idx + len(PROBE_MARKER):].strip().splitlines()
+    if not payload:
+        raise ProbeError('the probe printed an empty result')
+    try:
+        data = json.loads(payload[0])
+    except ValueError as exc:
+        raise ProbeError('the probe printed invalid JSON: %s' % exc)
+    if not isinstance(data, dict) or not isinstance(data.get('dists'), list):
+        raise ProbeError('the probe result has no distribution list')
+    dists = {}
+    for entry in data['dists']:
+        name, version, requires, direct, path, stamp, extras = (list(entry) + [None] * 7)[:7]
+        if not name or version is None:
+            continue
+        key = _canonical(name)
+        if key in dists:
+            continue
+        direct_url = None
+        if direct:
+            try:
+                direct_url = json.loads(direct)
+            except ValueError:
+                direct_url = None
+        dists[key] = Dist(name, key, str(version), list(requires or []), direct_url, path, stamp, extras)
+    return Probe(data, dists)
+
+
+def probe_command(python):
+    return [python, '-I', '-c', PROBE_SCRIPT]

@@ -1,0 +1,64 @@
+"""pip command lines and the isolated environment."""
+import os
+
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
+    install_args, pip_environ, uninstall_args)
+
+PY = "/v/bin/python"
+COMMON = ["--disable-pip-version-check", "--no-input", "--no-color", "--progress-bar", "off"]
+
+
+def params(**kw):
+    base = dict(index_url=None, extra_index_urls=[], find_links=[], no_index=False, pre=False, no_deps=False,
+                no_build_isolation=False, state="present", constraints=[], requirements=None, extra_args=[])
+    base.update(kw)
+    return base
+
+
+def test_default_environment_drops_every_pip_variable_and_config():
+    base = {"PATH": "/bin", "PIP_FIND_LINKS": "/opt/wheels", "PIP_CONSTRAINT": "/etc/xdg/pip/constraints.txt",
+            "PIP_CONFIG_FILE": "/home/u/pip.conf", "PIP_CERT": "/etc/ssl/ca.crt", "PIPX_HOME": "/x"}
+    env = pip_environ(base, {"MAX_JOBS": 8, "PIP_NO_CACHE_DIR": "1"}, use_pip_config=False)
+    assert env == {"PATH": "/bin", "PIPX_HOME": "/x", "PIP_CONFIG_FILE": os.devnull, "MAX_JOBS": "8",
+                   "PIP_NO_CACHE_DIR": "1"}
+    assert base["PIP_FIND_LINKS"] == "/opt/wheels"  # the caller's dict is not modified
+
+
+def test_use_pip_config_keeps_the_users_configuration():
+    base = {"PIP_FIND_LINKS": "/opt/wheels", "PIP_CONFIG_FILE": "/home/u/pip.conf"}
+    env = pip_environ(base, {"GPU_ARCHS": "gfx942;gfx950", "EMPTY": None}, use_pip_config=True)
+    assert env == {"PIP_FIND_LINKS": "/opt/wheels", "PIP_CONFIG_FILE": "/home/u/pip.conf",
+                   "GPU_ARCHS": "gfx942;gfx950", "EMPTY": ""}
+
+
+def test_install_args_carry_every_option_in_order():
+    p = params(index_url="https://rocm/whl", extra_index_urls=["https://a", "https://b"], find_links=["/w"],
+               no_index=True, pre=True, no_deps=True, no_build_isolation=True, constraints=["/c1", "/c2"],
+               requirements="/r.txt", extra_args=["--no-cache-dir"])
+    assert install_args(PY, p, ["torch==2.12.0+rocm7.15.0a20260720"]) == [PY, "-m", "pip", "install"] + COMMON + [
+        "--index-url", "https://rocm/whl", "--extra-index-url", "https://a", "--extra-index-url", "https://b",
+        "--find-links", "/w", "--no-index", "--pre", "--no-deps", "--no-build-isolation",
+        "--constraint", "/c1", "--constraint", "/c2", "--requirement", "/r.txt", "--no-cache-dir",
+        "torch==2.12.0+rocm7.15.0a20260720"]
+
+
+def test_dry_run_and_force_reinstall():
+    args = install_args(PY, params(state="forcereinstall"), ["x"], report_path="/tmp/r.json")
+    assert args[4:12] == COMMON + ["--dry-run", "--report", "/tmp/r.json"]
+    assert "--force-reinstall" in args and args[-1] == "x"
+
+
+def test_src_metadata_run_is_offline_without_build_isolation():
+    args = install_args(PY, params(no_build_isolation=True, index_url="https://i", constraints=["/c"]), ["/src"],
+                        report_path="/r.json", metadata_only=True)
+    expected = [PY, "-m", "pip", "install"] + COMMON + [
+        "--dry-run", "--report", "/r.json", "--no-deps", "--no-build-isolation", "--no-index", "/src"]
+    assert args == expected
+    args = install_args(PY, params(index_url="https://i"), ["/src"], report_path="/r.json", metadata_only=True)
+    assert "--index-url" in args and "--no-index" not in args and "--constraint" not in args
+
+
+def test_uninstall_args():
+    assert uninstall_args(PY, ["tilelang", "quack-kernels"]) == [
+        PY, "-m", "pip", "uninstall", "--yes", "--disable-pip-version-check", "--no-input", "--no-color",
+        "tilelang", "quack-kernels"]

@@ -1,0 +1,214 @@
+"""The offline decision: does anything need to change? (run with both packaging copies)."""
+import json
+import os
+
+import pip
+import pytest
+
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
+    decide_present, matches_pattern, plan_absent, same_version, split_pattern, version_satisfies)
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import classify, read_requirements_file
+
+PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
+ROCM = "2.12.0+rocm7.15.0a20260720"
+VENV_MARKERS = {
+    "implementation_name": "cpython", "implementation_version": "3.10.13", "os_name": "posix",
+    "platform_machine": "x86_64", "platform_release": "6.8.0", "platform_system": "Linux",
+    "platform_version": "#1 SMP", "python_full_version": "3.10.13", "platform_python_implementation": "CPython",
+    "python_version": "3.10", "sys_platform": "linux",
+}
+
+
+@pytest.fixture(params=["module", "pip-vendored"])
+def pk(request):
+    if request.param == "module":
+        return load_packaging()
+    return load_packaging([PIP_SITE], prefer_module=False)
+
+
+def probe(*dists, **kw):
+    """dists: (name, version[, requires[, direct_url[, provides_extra]]]), as the probe prints them."""
+    rows = []
+    for dist in dists:
+        name, version = dist[0], dist[1]
+        requires = dist[2] if len(dist) > 2 else []
+        direct = json.dumps(dist[3]) if len(dist) > 3 and dist[3] is not None else None
+        extras = dist[4] if len(dist) > 4 else []
+        rows.append([name, version, requires, direct, "/site/%s.dist-info" % name, 1, extras])
+    data = {"dists": rows, "markers": kw.get("markers", VENV_MARKERS)}
+    return parse_probe("%s\n%s\n" % (PROBE_MARKER, json.dumps(data)))
+
+
+def items(pk, *texts):
+    return [classify(pk, t, "name[%d]" % i) for i, t in enumerate(texts)]
+
+
+def decide(pk, installed, *texts, **kw):
+    return decide_present(pk, installed, items(pk, *texts), kw.get("constraints", ()), kw.get("no_deps", False))
+
+
+def test_local_label_pin_is_exact(pk):
+    cpu = probe(("torch", "2.12.0+cpu"))
+    decision = decide(pk, cpu, "torch==%s" % ROCM)
+    assert not decision.satisfied
+    assert decision.reasons == ["installed torch 2.12.0+cpu does not satisfy torch==%s" % ROCM]
+    assert decide(pk, probe(("torch", ROCM)), "torch==%s" % ROCM).satisfied
+    assert not decide(pk, probe(("torch", "2.12.0")), "torch==%s" % ROCM).satisfied
+
+
+def test_public_pin_follows_pep440_like_pip(pk):
+    # Without a local label in the pin, any local build of that version satisfies it (PEP 440, as pip).
+    assert decide(pk, probe(("torch", "2.12.0+cpu")), "torch==2.12.0").satisfied
+    assert not decide(pk, probe(("torch", "2.11.0")), "torch>=2.12").satisfied
+
+
+def test_unpinned_name_satisfied_by_any_version_and_missing_is_reported(pk):
+    installed = probe(("Einops", "0.8.1"), ("onnx", "1.0.0rc1"))
+    assert decide(pk, installed, "einops", "ONNX").satisfied
+    assert decide(pk, installed, "onnx>=0.9").satisfied  # installed pre-releases count, like pip
+    decision = decide(pk, installed, "einops", "psutil")
+    assert decision.reasons == ["psutil is not installed"]
+
+
+def test_markers_are_evaluated_for_the_venvs_python_not_the_modules(pk):
+    installed = probe(("a", "1"))
+    # The venv is 3.10 here even though the tests run on 3.12.
+    decision = decide(pk, installed, 'b; python_version >= "3.12"', 'a; python_version < "3.11"')
+    assert decision.satisfied
+    assert decision.ignored == ['b; python_version >= "3.12"']
+    assert not decide(pk, installed, 'b; python_version < "3.11"').satisfied
+
+
+def test_extras_bring_their_requirements(pk):
+    hub = ("huggingface-hub", "0.34.0", ["filelock", "InquirerPy==0.3.4; extra == \"cli\"", "pytest; extra == 'testing'"],
+           None, ["cli", "testing"])
+    installed = probe(hub, ("filelock", "3.0"))
+    assert decide(pk, installed, "huggingface_hub").satisfied
+    decision = decide(pk, installed, "huggingface_hub[cli]")
+    assert decision.reasons == ["InquirerPy==0.3.4 (required by huggingface-hub 0.34.0) is not installed"]
+    assert decide(pk, probe(hub, ("filelock", "3.0"), ("inquirerpy", "0.3.4")), "huggingface_hub[CLI]").satisfied
+
+
+def test_undeclared_extras_are_ignored_like_pip(pk):
+    # pip: "WARNING: hub 1.0 does not provide the extra 'cli'" and installs nothing for it.
+    undeclared = probe(("hub", "1.0", ['inq==1.0; extra == "cli"']))
+    assert decide(pk, undeclared, "hub[cli]").satisfied
+    declared = probe(("hub", "1.0", ['inq==1.0; extra == "cli"'], None, ["cli"]))
+    assert not decide(pk, declared, "hub[cli]").satisfied
+
+
+def test_dependency_closure_is_checked_unless_no_deps(pk):
+    installed = probe(("foo", "1.0", ["bar>=2", 'winonly; sys_platform == "win32"']), ("bar", "1.0", ["foo"]))
+    decision = decide(pk, installed, "foo")
+    assert decision.reasons == ["installed bar 1.0 does not satisfy bar>=2 (required by foo 1.0)"]
+    assert decide(pk, installed, "foo", no_deps=True).satisfied
+    fixed = probe(("foo", "1.0", ["bar>=2"]), ("bar", "2.0", ["foo", "baz[x]"]),
+                  ("baz", "1", ["q; extra == 'x'"], None, ["x"]))
+    decision = decide(pk, fixed, "foo")
+    assert decision.reasons == ["q (required by baz 1) is not installed"]  # extras of dependencies too
+
+
+def test_cycles_terminate_and_count(pk):
+    installed = probe(("a", "1", ["b"]), ("b", "1", ["c"]), ("c", "1", ["a"]))
+    decision = decide(pk, installed, "a")
+    assert decision.satisfied and decision.checked == 3
+
+
+def test_constraints_apply_to_the_closure_only(pk, tmp_path):
+    (tmp_path / "c.txt").write_text("torch==%s\n" % ROCM)
+    constraints = read_requirements_file(pk, str(tmp_path / "c.txt"), constraint=True)[1]
+    installed = probe(("torch", "2.12.0+cpu"), ("cuda-app", "1.0", ["torch"]), ("tqdm", "4.67.3"))
+    decision = decide(pk, installed, "cuda-app", constraints=constraints)
+    assert decision.reasons == ["installed torch 2.12.0+cpu does not satisfy the constraint torch==%s (%s:1)"
+                                % (ROCM, tmp_path / "c.txt")]
+    assert decide(pk, installed, "tqdm==4.67.3", constraints=constraints).satisfied
+    assert decide(pk, probe(("torch", ROCM), ("cuda-app", "1.0", ["torch"])), "cuda-app", constraints=constraints).satisfied
+
+
+def test_wheel_files_need_exactly_their_version(pk):
+    whl = "/w/torch-%s-cp312-cp312-linux_x86_64.whl" % ROCM
+    assert decide(pk, probe(("torch", ROCM)), whl).satisfied
+    decision = decide(pk, probe(("torch", "2.12.0+cpu")), whl)
+    assert decision.reasons == ["installed torch 2.12.0+cpu is not %s from %s" % (ROCM, whl)]
+    assert not decide(pk, probe(("x", "1.0+cpu")), "/w/x-1.0-py3-none-any.whl").satisfied
+    assert decide(pk, probe(("x", "1.0")), "/w/x-1.0.0-py3-none-any.whl").satisfied  # 1.0 == 1.0.0
+
+
+def test_vcs_requirements_match_pep610_direct_url(pk):
+    url = "git+https://github.com/mlcommons/logging.git@6.0.0-rc5"
+    recorded = {"url": "https://github.com/mlcommons/logging.git",
+                "vcs_info": {"vcs": "git", "commit_id": "f" * 40, "requested_revision": "6.0.0-rc5"}}
+    installed = probe(("mlperf-logging", "4.1.0", [], recorded))
+    assert decide(pk, installed, url).satisfied
+    assert decide(pk, installed, "mlperf_logging @ %s" % url).satisfied
+    assert decide(pk, installed, "git+https://github.com/mlcommons/logging.git@%s" % ("f" * 40)).satisfied
+    assert not decide(pk, installed, "git+https://github.com/mlcommons/logging.git@6.0.0").satisfied
+    assert not decide(pk, installed, "git+https://github.com/other/logging.git@6.0.0-rc5").satisfied
+    assert not decide(pk, probe(("mlperf-logging", "4.1.0")), url).satisfied  # installed, but not from there
+
+
+def test_archive_url_and_editable_dir(pk, tmp_path):
+    archive = "https://h/pkgs/thing-latest.zip#sha256=00"
+    installed = probe(("thing", "1", [], {"url": "https://h/pkgs/thing-latest.zip", "archive_info": {}}),
+                      ("dev", "0.1", [], {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}}))
+    assert decide(pk, installed, archive).satisfied
+    assert not decide(pk, installed, "https://h/pkgs/other.zip").satisfied
+    editable = classify(pk, str(tmp_path), "r:1", editable=True)
+    assert decide_present(pk, installed, [editable]).satisfied
+    other = classify(pk, str(tmp_path / "sub"), "r:2", editable=True)
+    assert not decide_present(pk, installed, [other]).satisfied
+
+
+def test_project_directory_needs_a_known_identity(pk, tmp_path):
+    item = classify(pk, str(tmp_path), "src")
+    decision = decide_present(pk, probe(("x", "1")), [item])
+    assert not decision.satisfied and "without static name and version" in decision.reasons[0]
+    item.name, item.version = "x", "1"
+    assert decide_present(pk, probe(("x", "1")), [item]).satisfied
+    item.version = "1+abc"
+    assert not decide_present(pk, probe(("x", "1")), [item]).satisfied
+
+
+def test_unreadable_metadata_requirement_sends_to_pip(pk):
+    decision = decide(pk, probe(("a", "1", ["b ==="[:-3] + "[[["])), "a")
+    assert not decision.satisfied and "unreadable requirement" in decision.reasons[0]
+
+
+def test_version_helpers(pk):
+    assert version_satisfies(pk, "1.0", pk.SpecifierSet(""))
+    assert not version_satisfies(pk, "not-a-version!", pk.SpecifierSet(">=1"))
+    assert same_version(pk, "2.12.0+rocm7.15.0a20260720", "2.12.0+rocm7.15.0a20260720")
+    assert not same_version(pk, "2.12.0+cpu", "2.12.0+rocm7.15.0a20260720")
+
+
+@pytest.mark.parametrize("pattern, key, version, hit", [
+    ("nvidia-*", "nvidia-cublas-cu12", "12.1", True),
+    ("NVIDIA_*", "nvidia-cudnn-cu12", "9.1", True),
+    ("nvidia-*", "torch", "2.13.0", False),
+    ("torch==*+cu*", "torch", "2.13.0+cu126", True),
+    ("torch==*+cu*", "torch", ROCM, False),
+    ("triton==3.7.0", "triton", "3.7.0", True),
+    ("triton==3.7.0", "triton", "3.7.1+gitabc.rocm7.15.0a20260720", False),
+])
+def test_patterns(pattern, key, version, hit):
+    assert matches_pattern(key, version, pattern) is hit
+
+
+def test_split_pattern():
+    assert split_pattern("Quack_Kernels*") == ("quack-kernels*", None)
+    assert split_pattern("torch==*+cu*") == ("torch", "*+cu*")
+
+
+def test_plan_absent(pk):
+    installed = probe(("tilelang", "0.1.8"), ("quack-kernels", "0.3.1"), ("nvidia-cutlass-dsl", "4.6.0"),
+                      ("nvidia-cutlass-dsl-libs-base", "4.6.0"), ("triton", "3.7.1+gitabc"), ("torch", ROCM))
+    removed = plan_absent(pk, installed, items(pk, "tilelang", "absent-already"), ["quack-kernels*", "nvidia-cutlass-dsl*"])
+    assert [d.name for d in removed] == ["nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "quack-kernels", "tilelang"]
+    # A specifier narrows the match instead of removing whatever version is there.
+    assert plan_absent(pk, installed, items(pk, "triton==3.7.0")) == []
+    assert [d.name for d in plan_absent(pk, installed, items(pk, "triton>=3.7.1"))] == ["triton"]
+    assert plan_absent(pk, installed, items(pk, 'torch; python_version >= "3.12"')) == []  # venv is 3.10
+    with pytest.raises(ValueError, match="needs a distribution name"):
+        plan_absent(pk, installed, items(pk, "git+https://h/r.git"))

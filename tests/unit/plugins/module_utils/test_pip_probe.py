@@ -1,0 +1,99 @@
+"""The probe: one run of the venv's python prints its distributions and marker environment."""
+import json
+import os
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import (
+    PROBE_MARKER, PROBE_SCRIPT, ProbeError, parse_probe, probe_command)
+
+
+def write_dist(site, name, version, requires=(), direct_url=None, dirname=None, extras=()):
+    info = site / (dirname or "%s-%s.dist-info" % (name.replace("-", "_"), version))
+    info.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.1", "Name: %s" % name, "Version: %s" % version]
+    lines += ["Provides-Extra: %s" % e for e in extras]
+    lines += ["Requires-Dist: %s" % r for r in requires]
+    (info / "METADATA").write_text("\n".join(lines) + "\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+    return info
+
+
+def run_script(site):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(site)
+    proc = subprocess.run([sys.executable, "-c", PROBE_SCRIPT], capture_output=True, text=True, env=env, check=True)
+    return proc.stdout
+
+
+def test_real_probe_of_this_interpreter_lists_its_distributions():
+    proc = subprocess.run(probe_command(sys.executable), capture_output=True, text=True, check=True)
+    probe = parse_probe(proc.stdout)
+    assert probe.dists["ansible-core"].version == metadata.version("ansible-core")
+    assert probe.dists["pytest"].version == metadata.version("pytest")
+    assert probe.version == tuple(sys.version_info[:3])
+    assert probe.markers["python_version"] == "%d.%d" % sys.version_info[:2]
+    assert probe.markers["sys_platform"] == sys.platform
+    assert set(probe.markers) >= {"implementation_name", "implementation_version", "os_name", "platform_machine",
+                                  "platform_release", "platform_system", "platform_version",
+                                  "python_full_version", "platform_python_implementation"}
+    assert any(os.path.isdir(d) for d in probe.site_dirs)
+
+
+def test_isolated_mode_ignores_pythonpath_and_cwd(tmp_path):
+    write_dist(tmp_path, "only-on-pythonpath", "1.0")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    proc = subprocess.run(probe_command(sys.executable), capture_output=True, text=True, env=env, cwd=str(tmp_path),
+                          check=True)
+    assert "only-on-pythonpath" not in parse_probe(proc.stdout).dists
+
+
+def test_probe_script_reads_requires_direct_url_and_skips_pip_leftovers(tmp_path):
+    write_dist(tmp_path, "Foo_Bar", "2.0", requires=["baz>=1", "qux; extra == 'x'"], extras=["X"],
+               direct_url={"url": "https://h/r.git", "vcs_info": {"vcs": "git", "commit_id": "a" * 40}})
+    write_dist(tmp_path, "torch", "2.12.0+rocm7.15.0a20260720")
+    write_dist(tmp_path, "torch", "2.12.0+cpu", dirname="~orch-2.12.0+cpu.dist-info")
+    probe = parse_probe(run_script(tmp_path))
+    dist = probe.dists["foo-bar"]
+    assert (dist.name, dist.version) == ("Foo_Bar", "2.0")
+    assert dist.requires == ["baz>=1", "qux; extra == 'x'"]
+    assert dist.provides_extra == {"x"}
+    assert dist.direct_url["vcs_info"]["commit_id"] == "a" * 40
+    assert dist.stamp is not None and dist.path.endswith("Foo_Bar-2.0.dist-info")
+    assert probe.dists["torch"].version == "2.12.0+rocm7.15.0a20260720"
+    assert probe.versions()["torch"] == ("torch", "2.12.0+rocm7.15.0a20260720")
+
+
+def test_first_distribution_on_sys_path_wins():
+    out = "%s\n%s\n" % (PROBE_MARKER, json.dumps({"dists": [["Torch", "2.0", None, None, "/a", 1],
+                                                            ["torch", "1.0", None, None, "/b", 2]]}))
+    assert parse_probe(out).dists["torch"].version == "2.0"
+
+
+def test_reinstalled_compares_dist_info_directories():
+    def probe(stamp, version="1.0"):
+        return parse_probe("%s\n%s" % (PROBE_MARKER, json.dumps(
+            {"dists": [["a", version, [], None, "/s/a-1.0.dist-info", stamp], ["b", "1", [], None, "/s/b", 5]]})))
+    assert probe(1).reinstalled(probe(2)) == ["a"]
+    assert probe(1).reinstalled(probe(1)) == []
+    assert probe(1).reinstalled(probe(2, "2.0")) == []  # a version change is an upgrade, not a reinstall
+
+
+@pytest.mark.parametrize("out, message", [
+    ("", "printed no result"),
+    ("noise\n%s\n" % PROBE_MARKER, "empty result"),
+    ("%s\n{not json\n" % PROBE_MARKER, "invalid JSON"),
+    ("%s\n{}\n" % PROBE_MARKER, "no distribution list"),
+])
+def test_bad_probe_output_is_explained(out, message):
+    with pytest.raises(ProbeError, match=message):
+        parse_probe(out)
+
+
+def test_noise_before_the_marker_is_ignored():
+    out = "sitecustomize says hi\n%s\n%s\n" % (PROBE_MARKER, json.dumps({"dists": [["pip", "23.2.1"]]}))
+    assert parse_probe(out).dists["pip"].version == "23.2.1"

@@ -1,0 +1,179 @@
+"""Requirement items: name entries, requirements/constraints files as pip reads them, src identity."""
+import os
+
+import pip
+import pytest
+
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging, load_toml_loads
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
+    RequirementError, classify, normalize_url, read_requirements_file, split_vcs_url, static_project_identity)
+
+PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
+
+
+@pytest.fixture(params=["module", "pip-vendored"])
+def pk(request):
+    """Every rule runs with the module's packaging and with the copy vendored in pip (21.x here)."""
+    if request.param == "module":
+        return load_packaging()
+    loaded = load_packaging([PIP_SITE], prefer_module=False)
+    assert loaded.source != "module"
+    return loaded
+
+
+def test_plain_requirements(pk):
+    item = classify(pk, "Torch==2.12.0+rocm7.15.0a20260720", "name[0]")
+    assert (item.kind, item.name) == ("req", "torch")
+    assert str(item.req.specifier) == "==2.12.0+rocm7.15.0a20260720"
+    item = classify(pk, 'huggingface_hub[cli]>=0.20; python_version >= "3.8"', "name[1]")
+    assert (item.kind, item.name, item.extras) == ("req", "huggingface-hub", ("cli",))
+    assert item.marker is not None
+
+
+@pytest.mark.parametrize("text, name, version", [
+    ("/w/torch-2.12.0+rocm7.15.0a20260720-cp312-cp312-linux_x86_64.whl", "torch", "2.12.0+rocm7.15.0a20260720"),
+    ("./dist/transformer_engine_rocm7-2.15.0.dev0-py3-none-any.whl", "transformer-engine-rocm7", "2.15.0.dev0"),
+    ("https://h/whl/amd_torch_device_gfx942-2.12.0+rocm7.15.0a20260720-py3-none-any.whl#sha256=ab",
+     "amd-torch-device-gfx942", "2.12.0+rocm7.15.0a20260720"),
+    ("torch @ file:///w/torch-2.12.0+cpu-py3-none-any.whl", "torch", "2.12.0+cpu"),
+    ("/w/transformer_engine_rocm_torch-2.15.0.dev0+rocm7.15.0a20260716.a07e607.tar.gz",
+     "transformer-engine-rocm-torch", "2.15.0.dev0+rocm7.15.0a20260716.a07e607"),
+    ("flash_attn-2.8.1-py3-none-any.whl", "flash-attn", "2.8.1"),
+])
+def test_archives_are_known_by_their_file_name(pk, text, name, version):
+    item = classify(pk, text, "name[0]")
+    assert (item.kind, pk.canonicalize_name(item.name), item.version) == ("file", name, version)
+
+
+def test_bad_wheel_name_is_an_error(pk):
+    with pytest.raises(RequirementError, match="not a valid wheel file name"):
+        classify(pk, "/w/not-a-wheel.whl", "name[0]")
+
+
+@pytest.mark.parametrize("text, name, url, rev", [
+    ("git+https://github.com/mlcommons/logging.git@6.0.0-rc5", None, "https://github.com/mlcommons/logging.git",
+     "6.0.0-rc5"),
+    ("git+https://github.com/mlperf/logging.git#egg=mlperf-logging", "mlperf-logging",
+     "https://github.com/mlperf/logging.git", None),
+    ("mlperf_logging @ git+https://user:tok@h/r.git@abc#subdirectory=py", "mlperf-logging", "https://user:tok@h/r.git",
+     "abc"),
+    ("git+ssh://git@github.com/x/y.git@v1", None, "ssh://git@github.com/x/y.git", "v1"),
+])
+def test_vcs_urls(pk, text, name, url, rev):
+    item = classify(pk, text, "name[0]")
+    assert (item.kind, item.name, item.url, item.vcs, item.rev) == ("vcs", name, url, "git", rev)
+
+
+def test_split_and_normalize_urls():
+    assert split_vcs_url("git+https://h/r.git@v1#egg=r&subdirectory=s") == (
+        "git", "https://h/r.git", "v1", {"egg": "r", "subdirectory": "s"})
+    assert normalize_url("HTTPS://User:Pw@Host.Example/r.git/") == "https://host.example/r.git"
+
+
+def test_paths_and_directories(pk, tmp_path):
+    item = classify(pk, str(tmp_path), "name[0]")
+    assert (item.kind, item.path) == ("dir", str(tmp_path))
+    item = classify(pk, "./proj", "r.txt:3", base_dir="/base")
+    assert (item.kind, item.path) == ("dir", "/base/proj")
+    item = classify(pk, "file://%s" % tmp_path, "name[0]")
+    assert item.kind == "dir"
+    item = classify(pk, "https://h/x/archive.tar.gz", "name[0]")
+    assert item.kind == "archive"
+    item = classify(pk, "./proj", "r.txt:4", editable=True)
+    assert (item.kind, item.path) == ("editable", os.path.normpath("./proj"))
+
+
+def test_invalid_requirement_names_its_origin(pk):
+    with pytest.raises(RequirementError, match=r"name\[2\]: invalid requirement"):
+        classify(pk, "torch[", "name[2]")
+
+
+PRIMUS_LIKE = r"""# Primus requirements (shape of the real file at b511d1b)
+loguru
+wandb
+mlflow==3.11.1   # pinned
+megatron-energon==7.3.2
+torchdata>=0.8.0
+datasets>=3.6.0 \
+    ; python_version >= "3.8"
+git+https://github.com/mlcommons/logging.git@6.0.0-rc5
+tqdm==4.67.3 --hash=sha256:0123
+--extra-index-url https://example.invalid/simple
+-r nested.txt
+-c pins.txt
+pyarrow==${PYARROW_VERSION}
+"""
+
+
+def test_requirements_file_like_pip(pk, tmp_path):
+    (tmp_path / "requirements.txt").write_text(PRIMUS_LIKE)
+    (tmp_path / "nested.txt").write_text("hip-python\n-r requirements.txt\n")  # cycles are cut
+    (tmp_path / "pins.txt").write_text("torch==2.12.0+rocm7.15.0a20260720\n")
+    items, constraints = read_requirements_file(pk, str(tmp_path / "requirements.txt"),
+                                                environ={"PYARROW_VERSION": "21.0.0"})
+    texts = [i.text for i in items]
+    assert texts == ["loguru", "wandb", "mlflow==3.11.1", "megatron-energon==7.3.2", "torchdata>=0.8.0",
+                     'datasets>=3.6.0     ; python_version >= "3.8"',
+                     "git+https://github.com/mlcommons/logging.git@6.0.0-rc5", "tqdm==4.67.3",
+                     "hip-python", "pyarrow==21.0.0"]
+    assert items[6].kind == "vcs" and items[6].rev == "6.0.0-rc5"
+    assert items[5].marker is not None
+    assert items[0].origin.endswith("requirements.txt:2")
+    assert [c.text for c in constraints] == ["torch==2.12.0+rocm7.15.0a20260720"]
+    assert constraints[0].origin == "%s:1" % (tmp_path / "pins.txt")
+
+
+def test_constraints_file_nested_files_stay_constraints(pk, tmp_path):
+    (tmp_path / "c.txt").write_text("# Generated by tools/installation/setup.sh.\n"
+                                    "# Keeps pip from replacing the ROCm GPU stack with upstream builds.\n"
+                                    "torch==2.12.0+rocm7.15.0a20260720\n-r more.txt\n")
+    (tmp_path / "more.txt").write_text("triton==3.7.1+gitabc.rocm7.15.0a20260720\n")
+    items, constraints = read_requirements_file(pk, str(tmp_path / "c.txt"), constraint=True)
+    assert items == []
+    assert [c.name for c in constraints] == ["torch", "triton"]
+
+
+def test_unknown_option_and_missing_file_are_errors(pk, tmp_path):
+    (tmp_path / "r.txt").write_text("--frobnicate\n")
+    with pytest.raises(RequirementError, match="unsupported option"):
+        read_requirements_file(pk, str(tmp_path / "r.txt"))
+    with pytest.raises(RequirementError, match="cannot read"):
+        read_requirements_file(pk, str(tmp_path / "missing.txt"))
+
+
+def test_editable_and_short_options(pk, tmp_path):
+    (tmp_path / "r.txt").write_text("-e ./local\n-rsub.txt\n--requirement=sub2.txt\n--pre\n")
+    (tmp_path / "sub.txt").write_text("a\n")
+    (tmp_path / "sub2.txt").write_text("b\n")
+    items = read_requirements_file(pk, str(tmp_path / "r.txt"))[0]
+    assert [(i.kind, i.text) for i in items] == [("editable", "./local"), ("req", "a"), ("req", "b")]
+
+
+def toml():
+    return load_toml_loads([PIP_SITE])
+
+
+def test_src_identity_from_static_pyproject(pk, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "Primus_Turbo"\nversion = "0.2.0+edc8d2c"\n')
+    assert static_project_identity(pk, str(tmp_path), toml()) == ("primus-turbo", "0.2.0+edc8d2c", "pyproject.toml")
+
+
+def test_src_identity_dynamic_version_needs_pip(pk, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndynamic = ["version"]\nversion = "1"\n')
+    name, version, reason = static_project_identity(pk, str(tmp_path), toml())
+    assert (name, version) == (None, None) and "static" in reason
+    (tmp_path / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: x\nVersion: 1.2\n\nbody\n")
+    assert static_project_identity(pk, str(tmp_path), toml()) == ("x", "1.2", "PKG-INFO")
+
+
+def test_src_identity_setup_py_only(pk, tmp_path):
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    assert static_project_identity(pk, str(tmp_path), toml())[:2] == (None, None)
+    (tmp_path / "pyproject.toml").write_text('[project\n')
+    with pytest.raises(RequirementError, match="cannot parse"):
+        static_project_identity(pk, str(tmp_path), toml())
+
+
+def test_no_toml_parser_falls_back_to_pkg_info(pk, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
+    assert static_project_identity(pk, str(tmp_path), None) == (None, None, "no TOML parser to read pyproject.toml")

@@ -1,0 +1,379 @@
+"""primus.trainenv.pip_constrained with run_command mocked: which commands run, and what is reported."""
+import json
+import os
+import sys
+
+import pip
+import pytest
+
+from ansible.module_utils import basic
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER
+from ansible_collections.primus.trainenv.plugins.modules import pip_constrained
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core < 2.19
+    import contextlib
+
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
+
+PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
+ROCM = "2.12.0+rocm7.15.0a20260720"
+MARKERS = {"implementation_name": "cpython", "implementation_version": "3.12.1", "os_name": "posix",
+           "platform_machine": "x86_64", "platform_release": "6", "platform_system": "Linux", "platform_version": "#1",
+           "python_full_version": "3.12.1", "platform_python_implementation": "CPython", "python_version": "3.12",
+           "sys_platform": "linux"}
+CONFLICT_OUT = """Collecting needs-new-torch
+The conflict is caused by:
+    needs-new-torch 1.0 depends on torch>=2.13
+    The user requested (constraint) torch==%s
+
+To fix this you could try to:
+""" % ROCM
+CONFLICT_ERR = """ERROR: Cannot install needs-new-torch==1.0 because these package versions have conflicting dependencies.
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/
+"""
+
+
+class Exit(Exception):
+    def __init__(self, kwargs):
+        super(Exit, self).__init__(kwargs)
+        self.result = kwargs
+
+
+class Failed(Exit):
+    pass
+
+
+class FakeVenv(object):
+    """A venv whose python answers the probe from `dists` and whose pip follows the test's script."""
+
+    def __init__(self, root, dists=None):
+        self.root = root
+        self.python = os.path.join(root, "bin", "python")
+        os.makedirs(os.path.dirname(self.python))
+        open(self.python, "w").close()
+        self.dists = dict(dists or {})  # key -> [name, version, requires, provides_extra, stamp]
+        self.calls = []
+        self.environs = []
+        self.dry_run = (0, "", "", None)  # (rc, out, err, report dict)
+        self.install = None   # callable(args) -> (rc, out, err), may change self.dists
+        self.site = "/nonexistent-site"
+
+    def add(self, name, version, requires=(), extras=()):
+        self.dists[name.lower()] = [name, version, list(requires), list(extras), 1]
+
+    def probe_output(self):
+        rows = [[d[0], d[1], d[2], None, "/site/%s.dist-info" % d[0], d[4], d[3]] for d in self.dists.values()]
+        data = {"executable": self.python, "version": [3, 12, 1], "purelib": self.site, "platlib": self.site,
+                "markers": MARKERS, "dists": rows}
+        return "%s\n%s\n" % (PROBE_MARKER, json.dumps(data))
+
+    def run_command(self, args, **kwargs):
+        assert isinstance(args, list), "run_command must get an argument list"
+        assert kwargs.get("expand_user_and_vars") is False
+        self.calls.append(list(args))
+        self.environs.append(dict(os.environ))
+        if args[:2] == [self.python, "-I"]:
+            return 0, self.probe_output(), ""
+        assert args[:3] == [self.python, "-m", "pip"], args
+        if "--dry-run" in args:
+            rc, out, err, report = self.dry_run
+            if report is not None:
+                with open(args[args.index("--report") + 1], "w") as handle:
+                    json.dump(report, handle)
+            return rc, out, err
+        if args[3] == "uninstall":
+            for name in args[5:]:
+                if not name.startswith("-"):
+                    self.dists.pop(name.lower(), None)
+            return 0, "Successfully uninstalled", ""
+        return self.install(args)
+
+    def pip_calls(self):
+        return [c for c in self.calls if c[1] == "-m"]
+
+
+def report(*items):
+    out = []
+    for name, version, requested, requires in items:
+        out.append({"download_info": {"url": "http://i/%s-%s.whl" % (name, version), "archive_info": {}},
+                    "is_direct": False, "requested": requested,
+                    "metadata": {"name": name, "version": version, "requires_dist": list(requires)}})
+    return {"version": "1", "pip_version": "23.2.1", "install": out}
+
+
+@pytest.fixture
+def venv(tmp_path):
+    return FakeVenv(str(tmp_path / "venv"))
+
+
+def run_module(monkeypatch, venv, tmp_path, check_mode=False, diff=False, **args):
+    args = dict(args, venv=venv.root, _ansible_check_mode=check_mode, _ansible_diff=diff,
+                _ansible_remote_tmp=str(tmp_path / "remote_tmp"), _ansible_keep_remote_files=False)
+
+    def exit_json(self, **kwargs):
+        kwargs["warnings"] = list(getattr(self, "_warnings", []) or [])
+        raise Exit(kwargs)
+
+    def fail_json(self, msg, **kwargs):
+        kwargs["msg"] = msg
+        raise Failed(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, a, **kw: venv.run_command(a, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, w: self.__dict__.setdefault("_warnings", []).append(w))
+    with patch_module_args(args):
+        with pytest.raises(Exit) as info:
+            pip_constrained.main()
+    return info.value.result, isinstance(info.value, Failed)
+
+
+def installer(venv, changes, rc=0, out="Successfully installed", err=""):
+    def install(args):
+        for name, version in changes.items():
+            if version is None:
+                venv.dists.pop(name, None)
+            else:
+                venv.add(name, version)
+        return rc, out, err
+    return install
+
+
+def test_converged_venv_runs_no_pip(monkeypatch, venv, tmp_path):
+    venv.add("torch", ROCM)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["torch==%s" % ROCM], index_url="http://x/simple")
+    assert not failed and result["changed"] is False and result["satisfied"] is True
+    assert venv.pip_calls() == [] and len(venv.calls) == 1 and venv.calls[0][1] == "-I"
+    assert result["commands"] == [] and result["packaging_source"] == "module"
+
+
+def test_cpu_torch_is_replaced_by_the_rocm_pin(monkeypatch, venv, tmp_path):
+    venv.add("torch", "2.12.0+cpu")
+    venv.add("pip", "23.2.1")
+    venv.install = installer(venv, {"torch": ROCM})
+    result, failed = run_module(monkeypatch, venv, tmp_path, diff=True, name=["torch==%s" % ROCM], pre=True,
+                                index_url="http://x/simple")
+    assert not failed and result["changed"] is True
+    assert result["replaced"] == [{"name": "torch", "before": "2.12.0+cpu", "after": ROCM}]
+    assert result["reasons"] == ["installed torch 2.12.0+cpu does not satisfy torch==%s" % ROCM]
+    assert result["diff"] == {"before": "torch==2.12.0+cpu\n", "after": "torch==%s\n" % ROCM}
+    install = venv.pip_calls()[-1]
+    assert install[:4] == [venv.python, "-m", "pip", "install"] and "--dry-run" not in install
+    assert install[-4:] == ["--index-url", "http://x/simple", "--pre", "torch==%s" % ROCM]
+    assert len(venv.pip_calls()) == 1  # no forbid, not check mode: no dry-run
+    assert result["pip_version"] == "23.2.1"
+
+
+def test_changed_is_the_real_difference_not_pips_wording(monkeypatch, venv, tmp_path):
+    venv.add("app", "1.0", requires=["helper"])
+    venv.install = installer(venv, {}, out="Successfully installed app-1.0 helper-1.0")  # claims, changes nothing
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["app"])
+    assert not failed and result["reasons"] == ["helper (required by app 1.0) is not installed"]
+    assert result["changed"] is False and result["added"] == []
+
+
+def test_pip_runs_isolated_from_user_config_unless_asked(monkeypatch, venv, tmp_path):
+    monkeypatch.setenv("PIP_FIND_LINKS", "/opt/wheels")
+    monkeypatch.setenv("PIP_CONSTRAINT", "/etc/xdg/pip/constraints.txt")
+    venv.install = installer(venv, {"x": "1"})
+    run_module(monkeypatch, venv, tmp_path, name=["x"], environment={"MAX_JOBS": 4, "PIP_NO_CACHE_DIR": "1"})
+    env = venv.environs[1]
+    assert "PIP_FIND_LINKS" not in env and "PIP_CONSTRAINT" not in env
+    assert env["PIP_CONFIG_FILE"] == os.devnull and env["MAX_JOBS"] == "4" and env["PIP_NO_CACHE_DIR"] == "1"
+    assert os.environ["PIP_FIND_LINKS"] == "/opt/wheels"  # the module's own environment is restored
+    venv.dists.clear()
+    venv.calls, venv.environs = [], []
+    run_module(monkeypatch, venv, tmp_path, name=["x"], use_pip_config=True)
+    assert venv.environs[1]["PIP_FIND_LINKS"] == "/opt/wheels"
+    assert venv.environs[1].get("PIP_CONFIG_FILE") != os.devnull
+
+
+def test_check_mode_fresh_venv_returns_the_plan_and_installs_nothing(monkeypatch, venv, tmp_path):
+    venv.add("pip", "23.2.1")
+    venv.dry_run = (0, "Would install cuda-app-1.0 torch-%s" % ROCM, "",
+                    report(("cuda-app", "1.0", True, ["torch"]), ("torch", ROCM, False, [])))
+    result, failed = run_module(monkeypatch, venv, tmp_path, check_mode=True, diff=True, name=["cuda-app"])
+    assert not failed and result["changed"] is True
+    assert [(p["name"], p["action"]) for p in result["plan"]] == [("cuda-app", "install"), ("torch", "install")]
+    assert result["added"] == [{"name": "cuda-app", "version": "1.0"}, {"name": "torch", "version": ROCM}]
+    assert result["diff"] == {"before": "", "after": "cuda-app==1.0\ntorch==%s\n" % ROCM}
+    assert [("--dry-run" in c) for c in venv.pip_calls()] == [True]
+
+
+def test_check_mode_converged_runs_nothing(monkeypatch, venv, tmp_path):
+    venv.add("cuda-app", "1.0", requires=["torch"])
+    venv.add("torch", ROCM)
+    result = run_module(monkeypatch, venv, tmp_path, check_mode=True, name=["cuda-app"], forbid=["nvidia-*"])[0]
+    assert result["changed"] is False and venv.pip_calls() == []
+
+
+def test_forbid_fails_before_installing(monkeypatch, venv, tmp_path):
+    venv.dry_run = (0, "", "", report(("cuda-app", "1.0", True, ["torch"]), ("torch", "2.13.0", False, ["nvidia-cublas-cu12"]),
+                                      ("nvidia-cublas-cu12", "12.1", False, [])))
+    venv.install = lambda args: pytest.fail("pip install must not run")
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["cuda-app"], forbid=["nvidia-*"])
+    assert failed and result["failure"] == "forbidden"
+    assert "nvidia-cublas-cu12 12.1 (forbidden by nvidia-*): required by torch 2.13.0, required by cuda-app 1.0" in result["msg"]
+    assert "Nothing was installed" in result["msg"]
+    assert result["forbidden"][0]["required_by"] == ["torch 2.13.0"]
+    assert len(venv.pip_calls()) == 1
+
+
+def test_forbidden_distribution_already_installed_fails_even_when_converged(monkeypatch, venv, tmp_path):
+    venv.add("x", "1")
+    venv.add("nvidia-nccl-cu12", "2.21")
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"], forbid=["nvidia-*"])
+    assert failed and "already installed in the venv" in result["msg"] and venv.pip_calls() == []
+
+
+def test_conflict_fails_with_pips_reason_and_the_pinned_torch(monkeypatch, venv, tmp_path):
+    cfile = tmp_path / "pip-constraints.txt"
+    cfile.write_text("torch==%s\n" % ROCM)
+    venv.add("torch", ROCM)
+    venv.install = lambda args: (1, CONFLICT_OUT, CONFLICT_ERR)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["needs-new-torch"], constraints=[str(cfile)])
+    assert failed and result["failure"] == "conflict" and result["rc"] == 1
+    assert "needs-new-torch 1.0 depends on torch>=2.13" in result["msg"]
+    assert ("would replace the pinned ROCm torch (torch==%s from %s)" % (ROCM, cfile)) in result["msg"]
+    assert result["msg"].endswith("The venv is unchanged.")
+    assert result["changed"] is False
+    assert "--constraint" in result["cmd"] and str(cfile) in result["cmd"]
+    assert "ResolutionImpossible" in result["stderr"]
+    assert [c[1] for c in venv.calls] == ["-I", "-m", "-I"]  # probe, pip, probe again to prove nothing moved
+
+
+def test_failed_install_that_changed_something_says_so(monkeypatch, venv, tmp_path):
+    venv.install = installer(venv, {"half": "1.0"}, rc=1, out="", err="ERROR: boom\n")
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["half", "other"])
+    assert failed and result["changed"] is True and "The venv changed anyway: 1 added." in result["msg"]
+    assert result["failure"] == "pip_error" and "ERROR: boom" in result["msg"]
+
+
+def test_build_failure_shows_the_builds_output(monkeypatch, venv, tmp_path):
+    err = "  \u2570\u2500> [2 lines of output]\n      running build\n      hipcc: not found\n      [end of output]\n" \
+          "error: subprocess-exited-with-error\n"
+    venv.install = lambda args: (1, "", err)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"])
+    assert failed and result["failure"] == "build_failed" and "running build | hipcc: not found" in result["msg"]
+
+
+def test_log_path_gets_the_full_output_but_not_in_check_mode(monkeypatch, venv, tmp_path):
+    log = tmp_path / "logs" / "torch.log"
+    venv.install = installer(venv, {"x": "1"}, out="line1\nline2\n")
+    run_module(monkeypatch, venv, tmp_path, name=["x"], log_path=str(log))
+    text = log.read_text()
+    assert "pip_constrained: %s -m pip install" % venv.python in text and "line1\nline2\n### rc=0" in text
+    venv.dists.clear()
+    venv.dry_run = (0, "dry\n", "", report(("x", "1", True, [])))
+    run_module(monkeypatch, venv, tmp_path, check_mode=True, name=["x"], log_path=str(log))
+    assert log.read_text() == text
+
+
+def test_resolver_warning_becomes_a_module_warning(monkeypatch, venv, tmp_path):
+    out = ("Successfully installed torch-2.13.0\nERROR: pip's dependency resolver does not currently take into account "
+           "all the packages that are installed. This behaviour is the source of the following dependency conflicts.\n"
+           "old-app 1.0 requires torch<2.13, but you have torch 2.13.0 which is incompatible.\n")
+    venv.install = installer(venv, {"torch": "2.13.0"}, out=out)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["torch==2.13.0"])
+    assert not failed and any("old-app 1.0 requires torch<2.13" in w for w in result["warnings"])
+
+
+def test_absent_with_patterns(monkeypatch, venv, tmp_path):
+    for name in ("quack-kernels", "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "torch"):
+        venv.add(name, "1.0")
+    result = run_module(monkeypatch, venv, tmp_path, check_mode=True, diff=True, state="absent",
+                        name=["quack-kernels*", "nvidia-cutlass-dsl*", "tilelang"])[0]
+    assert result["changed"] is True and venv.pip_calls() == []
+    assert [r["name"] for r in result["removed"]] == ["nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "quack-kernels"]
+    assert result["diff"]["after"] == ""
+    result = run_module(monkeypatch, venv, tmp_path, state="absent", name=["quack-kernels*", "nvidia-cutlass-dsl*"])[0]
+    assert result["changed"] is True
+    assert venv.pip_calls()[-1][-3:] == ["nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "quack-kernels"]
+    assert sorted(venv.dists) == ["torch"]
+    calls = len(venv.calls)
+    result = run_module(monkeypatch, venv, tmp_path, state="absent", name=["quack-kernels*", "nvidia-cutlass-dsl*"])[0]
+    assert result["changed"] is False and len(venv.calls) == calls + 1  # only the probe
+
+
+def test_forcereinstall_reports_reinstalled_distributions(monkeypatch, venv, tmp_path):
+    venv.add("x", "1.0")
+
+    def reinstall(args):
+        venv.dists["x"][4] = 2  # a new .dist-info directory
+        return 0, "Successfully installed x-1.0", ""
+    venv.install = reinstall
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["x==1.0"], state="forcereinstall")
+    assert not failed and result["changed"] is True and result["reinstalled"] == ["x"]
+    assert "--force-reinstall" in result["cmd"]
+
+
+def test_src_with_explicit_identity_is_idempotent(monkeypatch, venv, tmp_path):
+    src = tmp_path / "Primus-Turbo"
+    src.mkdir()
+    (src / "setup.py").write_text("raise SystemExit('must not run')\n")
+    venv.add("primus-turbo", "0.2.0+edc8d2c")
+    result, failed = run_module(monkeypatch, venv, tmp_path, src=str(src), name=["primus_turbo==0.2.0+edc8d2c"],
+                                no_deps=True, no_build_isolation=True)
+    assert not failed and result["changed"] is False and venv.pip_calls() == []
+    assert result["src_project"] == {"name": "primus-turbo", "version": "0.2.0+edc8d2c", "source": "name"}
+    venv.add("primus-turbo", "0.2.0+0ld")
+    venv.install = installer(venv, {"primus-turbo": "0.2.0+edc8d2c"})
+    result, failed = run_module(monkeypatch, venv, tmp_path, src=str(src), name=["primus_turbo==0.2.0+edc8d2c"],
+                                no_deps=True, no_build_isolation=True)
+    assert result["changed"] is True and venv.pip_calls()[-1][-1] == str(src)
+    assert "primus_turbo==0.2.0+edc8d2c" not in venv.pip_calls()[-1]  # name describes src; not passed to pip
+
+
+def test_src_dynamic_metadata_asks_pip_offline_once(monkeypatch, venv, tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "setup.py").write_text("")
+    venv.add("proj", "1.0+abc")
+    venv.dry_run = (0, "", "", report(("proj", "1.0+abc", True, [])))
+    result, failed = run_module(monkeypatch, venv, tmp_path, src=str(src), no_build_isolation=True,
+                                index_url="http://x/simple")
+    assert not failed and result["changed"] is False
+    assert result["src_project"] == {"name": "proj", "version": "1.0+abc", "source": "pip-metadata"}
+    (call,) = venv.pip_calls()
+    assert "--no-index" in call and "--no-deps" in call and "--index-url" not in call and call[-1] == str(src)
+
+
+def test_packaging_from_the_venvs_pip_when_the_module_python_lacks_it(monkeypatch, venv, tmp_path):
+    for name in [n for n in sys.modules if n == "packaging" or n.startswith("packaging.")]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in ("packaging", "packaging.version", "packaging.specifiers", "packaging.requirements",
+                 "packaging.markers", "packaging.utils"):
+        monkeypatch.setitem(sys.modules, name, None)
+    venv.site = PIP_SITE
+    venv.add("torch", "2.12.0+cpu")
+    venv.install = installer(venv, {"torch": ROCM})
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["torch==%s" % ROCM])
+    assert not failed and result["packaging_source"].endswith(os.path.join("pip", "_vendor", "packaging"))
+    assert result["changed"] is True and result["replaced"][0]["after"] == ROCM
+
+
+def test_missing_venv(monkeypatch, tmp_path):
+    venv = FakeVenv(str(tmp_path / "v"))
+    os.remove(venv.python)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"])
+    assert failed and "create the venv first" in result["msg"]
+    result, failed = run_module(monkeypatch, venv, tmp_path, check_mode=True, name=["x"])
+    assert not failed and result["changed"] is True and "does not exist" in result["warnings"][0]
+    result, failed = run_module(monkeypatch, venv, tmp_path, state="absent", name=["x"])
+    assert not failed and result["changed"] is False
+
+
+def test_bad_requirement_is_a_clean_failure(monkeypatch, venv, tmp_path):
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["torch["])
+    assert failed and result["failure"] == "bad_request" and "name[0]: invalid requirement" in result["msg"]
