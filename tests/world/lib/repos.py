@@ -95,17 +95,15 @@ clean:
 MEGATRON_HELPERS = """\
 /* Stand-in for Megatron-LM's megatron/core/datasets/helpers.cpp (primus.trainenv test world):
    a small pybind11 module under the real name; the real one builds the dataset sample indexes. */
-#include <cstdint>
-#include <vector>
-
 #include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
-std::vector<int64_t> build_exhaustive_blending_indices(const std::vector<int64_t> &sizes) {
-    std::vector<int64_t> out;
+namespace py = pybind11;
+
+py::list build_exhaustive_blending_indices(py::list sizes) {
+    py::list out;
     for (size_t i = 0; i < sizes.size(); ++i)
-        for (int64_t j = 0; j < sizes[i]; ++j)
-            out.push_back(static_cast<int64_t>(i));
+        for (long j = 0; j < sizes[i].cast<long>(); ++j)
+            out.append(static_cast<long>(i));
     return out;
 }
 

@@ -1,0 +1,459 @@
+"""Self-test of the simulated world: each trap is real when driven with plain pip and git.
+
+The world is built once into a temporary directory (on a free loopback port) and served; set
+PRIMUS_WORLD_DIR to reuse an already built world instead. Target venvs are made from
+PRIMUS_TEST_PYTHON312 (default: pyenv's 3.12.1) without pip; pip runs from the world's own
+pip wheel, isolated from this machine's pip configuration.
+"""
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from world import build as world_build  # noqa: E402
+from world import serve as world_serve  # noqa: E402
+from world.lib import checks, downloads, gitrepo, overlay, packages  # noqa: E402
+
+PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
+CACHE = os.environ.get("WORLD_DOWNLOAD_CACHE") or os.path.join(REPO_ROOT, ".cache", "world-downloads")
+HOST = os.path.join(HERE, "hosts", "mi300x")
+PINNED = packages.TORCH
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _tree_hashes(root):
+    out = {}
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            if name in world_build.KEEP:
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as handle:
+                out[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
+    return out
+
+
+def run(args, check=True, **kwargs):
+    kwargs.setdefault("env", downloads.isolated_pip_env())
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          **kwargs)
+    if check and proc.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s" % (" ".join(args), proc.returncode, proc.stdout[-4000:]))
+    return proc
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory):
+    given = os.environ.get("PRIMUS_WORLD_DIR")
+    if given and os.path.isfile(os.path.join(given, "world.json")):
+        root = os.path.abspath(given)
+    else:
+        root = str(tmp_path_factory.mktemp("world") / "w")
+        world_build.build(root, _free_port(), CACHE, world_build.default_pins(), log=lambda *_: None)
+    with open(os.path.join(root, "world.json")) as handle:
+        info = json.load(handle)
+    info["root"] = root
+    return info
+
+
+@pytest.fixture(scope="session")
+def served(world):
+    root = world["root"]
+    ours = not world_serve.running(root)
+    if ours:
+        assert world_serve.start(root) == 0
+    pid = world_serve.running(root)
+    yield dict(world, pid=pid)
+    if ours:
+        world_serve.stop(root)
+        assert not world_serve._alive(pid), "the world server is still running"
+
+
+_PIP = []
+
+
+def _pip_main():
+    """pip/ of the world's pip wheel, unpacked once (so its bytecode is cached between calls)."""
+    if not _PIP:
+        import tempfile
+        import zipfile
+        where = tempfile.mkdtemp(prefix="world-pip-")
+        with zipfile.ZipFile(glob.glob(os.path.join(CACHE, "pip-*.whl"))[0]) as wheel:
+            wheel.extractall(where)
+        _PIP.append(where)
+    return os.path.join(_PIP[0], "pip")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _pip_cleanup():
+    yield
+    for where in _PIP:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+class Venv(object):
+    """A 3.12 venv without pip; pip runs from the world's pip wheel (isolated from site config)."""
+
+    def __init__(self, path, world):
+        self.path = str(path)
+        self.world = world
+        self.python = os.path.join(self.path, "bin", "python")
+        run([PY312, "-m", "venv", "--without-pip", self.path])
+        self.pip_main = _pip_main()
+
+    def env(self, **extra):
+        env = downloads.isolated_pip_env()
+        env.update(extra)
+        return env
+
+    def pip(self, *args, index="pypi", check=True, env=None):
+        cmd = [self.python, self.pip_main] + list(args)
+        if index:
+            cmd[3:3] = ["--index-url", self.world["indexes"][index]]
+        return run(cmd, check=check, env=env or self.env())
+
+    def dry_run(self, *reqs, index="pypi", extra=()):
+        """{normalized name: version} that pip would install."""
+        proc = run([self.python, self.pip_main, "install", "--dry-run", "--quiet", "--report", "-",
+                    "--index-url", self.world["indexes"][index]] + list(extra) + list(reqs), env=self.env())
+        report = json.loads(proc.stdout[proc.stdout.index("{"):])
+        return dict((i["metadata"]["name"].lower().replace("_", "-"), i["metadata"]["version"])
+                    for i in report["install"])
+
+    def py(self, code, check=True, env=None):
+        return run([self.python, "-c", code], check=check, env=env or self.env())
+
+    @property
+    def site(self):
+        return os.path.join(self.path, "lib", "python3.12", "site-packages")
+
+
+@pytest.fixture
+def venv(served, tmp_path):
+    return Venv(tmp_path / "venv", served)
+
+
+@pytest.fixture(scope="module")
+def rocm_venv(served, tmp_path_factory):
+    """A venv converged like the seed's venv + torch stages (gfx942 and gfx950)."""
+    pins = yaml.safe_load(open(os.path.join(served["root"], "pins-v26.5.yml")))["primus_pins"]
+    v = Venv(tmp_path_factory.mktemp("rocm") / "venv", served)
+    v.pip("install", "--quiet", *(pins["venv"]["bootstrap"] + pins["venv"]["packages"]))
+    v.pip("install", "--quiet", *pins["torch"]["pre_packages"])
+    device = [r.replace("{arch}", a) for a in ("gfx942", "gfx950") for r in pins["torch"]["device_packages"]]
+    v.pip("install", "--quiet", "--pre", *(pins["torch"]["packages"] + device), index="torch")
+    run([os.path.join(v.path, "bin", "rocm-sdk"), "init"])
+    v.rocm = os.path.join(v.site, "_rocm_sdk_devel")
+    v.build_env = dict(ROCM_PATH=v.rocm, PATH="%s:%s:/usr/bin:/bin" % (os.path.join(v.rocm, "bin"),
+                                                                     os.path.join(v.path, "bin")))
+    return v
+
+
+def clone(world, name, dest, *flags):
+    url = world["repos"][name]["url"]
+    run(["git", "clone", "--quiet"] + list(flags) + [url, str(dest)], env=gitrepo.git_env())
+    return str(dest)
+
+
+def git(cwd, *args):
+    return run(["git"] + list(args), cwd=cwd, env=gitrepo.git_env()).stdout
+
+
+# --- the world itself ---------------------------------------------------------------------------
+
+def test_build_is_deterministic(world, tmp_path):
+    again = str(tmp_path / "again")
+    world_build.build(again, world["port"], CACHE, world_build.default_pins(), log=lambda *_: None)
+    first, second = _tree_hashes(world["root"]), _tree_hashes(again)
+    assert sorted(first) == sorted(second)
+    assert [p for p in first if first[p] != second[p]] == []
+    with open(os.path.join(again, "world.json")) as handle:
+        assert json.load(handle)["repos"] == world["repos"]
+
+
+def test_overlay_is_the_real_file_with_world_urls_and_commits(world):
+    real = open(world_build.default_pins()).read()
+    text = open(os.path.join(world["root"], "pins-v26.5.yml")).read()
+    assert overlay.verify(real, text)
+    pins, real_pins = yaml.safe_load(text)["primus_pins"], yaml.safe_load(real)["primus_pins"]
+    assert pins["indexes"] == world["indexes"]
+    assert pins["versions"] == real_pins["versions"] and pins["torch"] == real_pins["torch"]
+    for component, source in pins["sources"].items():
+        assert source["repo"] == world["sources"][component]["repo"]
+        if real_pins["sources"][component]["ref_kind"] == "branch":
+            assert source["ref"] == real_pins["sources"][component]["ref"]
+        else:
+            assert re.match("^[0-9a-f]{40}$", source["ref"])
+            assert source["ref"] == world["sources"][component]["pinned"]
+    assert checks.unserved_pins(yaml.safe_load(text), dict(
+        (key, world_build._served(os.path.join(world["root"], d))) for key, (d, _) in world_build.INDEXES.items())) == []
+
+
+def test_server_binds_loopback_only_and_stops_cleanly(served, tmp_path):
+    port_hex = ":%04X" % served["port"]
+    listening = [line.split()[1] for line in open("/proc/net/tcp").read().splitlines()[1:]
+                 if line.split()[1].endswith(port_hex) and line.split()[3] == "0A"]
+    assert listening == ["0100007F" + port_hex]
+    assert not any(line.split()[1].endswith(port_hex) and line.split()[3] == "0A"
+                   for line in open("/proc/net/tcp6").read().splitlines()[1:])
+    # a second root: start, status, stop leaves no process and no pid file
+    root = tmp_path / "mini"
+    root.mkdir()
+    (root / "world.json").write_text(json.dumps({"port": _free_port()}))
+    assert world_serve.start(str(root)) == 0
+    pid = world_serve.running(str(root))
+    assert pid and world_serve.status(str(root)) == 0
+    assert world_serve.stop(str(root)) == 0
+    assert not world_serve._alive(pid) and not (root / "server.pid").exists()
+    assert world_serve.status(str(root)) == 3
+
+
+def test_te_index_serves_only_te(served):
+    root = os.path.join(served["root"], "te", "whl-staging", "device-all")
+    assert sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))) == [
+        "transformer-engine-rocm-torch", "transformer-engine-rocm7"]
+
+
+# --- ROCm nightly index -------------------------------------------------------------------------
+
+def test_torch_is_cp312_only(venv, tmp_path):
+    for version, ok in (("3.12", True), ("3.11", False), ("3.10", False)):
+        proc = venv.pip("download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", version,
+                        "-d", str(tmp_path / version), "torch==" + PINNED, index="torch", check=False)
+        assert (proc.returncode == 0) == ok, proc.stdout
+
+
+def test_torch_resolve_needs_the_pre_torch_pypi_step(venv):
+    proc = venv.pip("install", "--dry-run", "--pre", "apex==1.12.0+rocm" + packages.ROCM, index="torch", check=False)
+    assert proc.returncode != 0 and "cxxfilt" in proc.stdout
+
+
+def test_unpinned_companions_pick_decoy_nightlies(venv):
+    picked = venv.dry_run("torchvision", index="torch", extra=["--pre"])
+    assert picked["torchvision"].startswith("0.27.0+") and picked["torchvision"] != "0.27.0+rocm" + packages.ROCM
+    assert picked["torch"] != PINNED  # it drags a torch of another nightly with it
+    assert venv.dry_run("rocm-sdk-devel", index="torch", extra=["--pre"])["rocm-sdk-devel"].startswith("10.0.0a")
+    pinned = venv.dry_run("torch==" + PINNED, "torchvision==0.27.0+rocm" + packages.ROCM, index="torch", extra=["--pre"])
+    assert pinned["torch"] == PINNED and pinned["triton"] == packages.TRITON_ROCM
+
+
+def test_rocm_sdk_init_hipcc_and_rocminfo(rocm_venv, tmp_path):
+    v = rocm_venv
+    out = run([os.path.join(v.path, "bin", "rocm-sdk"), "init"]).stdout
+    assert "already expanded" in out  # idempotent
+    assert v.py("import os, _rocm_sdk_devel; print(os.path.dirname(_rocm_sdk_devel.__file__))").stdout.strip() == v.rocm
+    for rel in ("bin/hipcc", "bin/rocminfo", "llvm/bin", "lib", "lib64", "include", "lib/llvm/amdgcn/bitcode",
+                "lib/pkgconfig", "lib/host-math/lib", "lib/rocm_sysdeps/lib"):
+        assert os.path.exists(os.path.join(v.rocm, rel)), rel
+    src = tmp_path / "k.hip"
+    src.write_text("#include <hip/hip_runtime.h>\n#include <cstdio>\nint main(){std::printf(\"hip %d\\n\", HIP_VERSION_MAJOR);}\n")
+    hipcc = os.path.join(v.rocm, "bin", "hipcc")
+    run([hipcc, "--offload-arch=gfx942", "--offload-arch=gfx950", "-x", "hip", str(src), "-o", str(tmp_path / "k")])
+    assert run([str(tmp_path / "k")]).stdout == "hip 7\n"
+    rocminfo = os.path.join(v.rocm, "bin", "rocminfo")
+    proc = run([rocminfo], check=False)
+    assert proc.returncode != 0 and "ROCk module is NOT loaded" in proc.stdout
+    recorded = os.path.join(HOST, "rocminfo.txt")
+    env = v.env(PRIMUS_WORLD_ROCMINFO=recorded)
+    assert run([rocminfo], env=env).stdout == open(recorded).read()
+    native = [hipcc, "--offload-arch=native", "-c", str(src), "-o", str(tmp_path / "n.o")]
+    proc = run(native, check=False)
+    assert proc.returncode != 0 and "cannot determine amdgcn architecture" in proc.stdout
+    run(native, env=env)
+    assert v.py("import torch; print(torch.version.hip, torch.cuda.get_arch_list())").stdout.split() == [
+        "7.15.0", "['gfx942',", "'gfx950']"]
+
+
+# --- PyPI stand-in traps ------------------------------------------------------------------------
+
+def test_bare_torch_from_pypi_is_cuda_with_nvidia_wheels(venv):
+    picked = venv.dry_run("torch")
+    assert picked["torch"] == "2.13.0"
+    assert [n for n in picked if n.startswith("nvidia-")] and picked["triton"] == "3.7.0"
+
+
+def test_upstream_triton_import_crashes(venv):
+    venv.pip("install", "--quiet", "--no-deps", "triton==3.7.0")
+    proc = venv.py("import triton", check=False)
+    assert proc.returncode == -signal.SIGSEGV
+
+
+def test_flydsl_030_has_no_expr_vector(venv):
+    check = "from flydsl.expr import vector"
+    for version, ok in (("0.3.0", False), ("0.2.4", True), ("0.1.7", True)):
+        venv.pip("install", "--quiet", "--no-deps", "flydsl==" + version)
+        assert (venv.py(check, check=False).returncode == 0) == ok, version
+    assert venv.dry_run("flydsl>=0.2.0")["flydsl"] not in ("0.2.4", "0.1.7")
+
+
+def test_quack_needs_cutlass_453_and_nanobind_collides(venv):
+    assert venv.dry_run("nvidia-cutlass-dsl>=4.4.1")["nvidia-cutlass-dsl"].startswith("4.6.")
+    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1", "nvidia-cutlass-dsl==4.6.1",
+             "nvidia-cutlass-dsl-libs-base==4.6.1")
+    proc = venv.py("import quack", check=False)
+    assert "AttributeError: module 'cutlass.cute.core' has no attribute 'ThrCopy'" in proc.stdout
+    venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.5.3")
+    venv.py("import quack")
+    venv.pip("install", "--quiet", "--no-deps", "flydsl==0.2.4")
+    proc = venv.py("import flydsl, quack", check=False)
+    assert proc.returncode == -signal.SIGABRT and "Critical nanobind error" in proc.stdout
+
+
+def test_tensorstore_0145_is_sdist_only(venv, tmp_path):
+    proc = venv.pip("download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(tmp_path),
+                    "tensorstore==0.1.45", check=False)
+    assert proc.returncode != 0
+    assert os.path.exists(os.path.join(venv.world["root"], "pypi", "files", "tensorstore-0.1.45.tar.gz"))
+
+
+# --- TE staging index ---------------------------------------------------------------------------
+
+def test_te_wheel_path(rocm_venv):
+    v = rocm_venv
+    pins = yaml.safe_load(open(os.path.join(v.world["root"], "pins-v26.5.yml")))["primus_pins"]
+    v.pip("install", "--quiet", *pins["te"]["deps"])
+    te = pins["te"]["wheel"]
+    proc = v.pip("install", "--pre", te, index="te", check=False)
+    assert proc.returncode != 0  # with build isolation its setup.py cannot see the installed torch
+    env = v.env(GPU_ARCHS="gfx942;gfx950", MAX_JOBS="3", **v.build_env)
+    v.pip("install", "--quiet", "--pre", "--no-build-isolation", te, index="te", env=env)
+    record = json.loads(v.py("import importlib.resources as r; print(r.files('transformer_engine_rocm_torch')"
+                             ".joinpath('world_build.json').read_text())").stdout)
+    assert record["env"]["GPU_ARCHS"] == "gfx942;gfx950" and record["env"]["MAX_JOBS"] == "3"
+    assert record["compiler"] == "hipcc" and record["offload_arch"] == ["gfx942", "gfx950"]
+    assert record["torch"] == PINNED
+    script = os.path.join(v.site, "transformer_engine", "lib", "ck_jit", "ck_jit_compile.sh")
+    assert '    mv -n "$_TMP_SO" "$OUTPUT"\n' in open(script).read().splitlines(True)
+    proc = v.py("import transformer_engine", check=False)
+    glibc = tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2])
+    if glibc < (2, 38):
+        assert re.search(r"OSError: /\S*libc\.so\.6: version `GLIBC_2\.38' not found \(required by "
+                         r"\S*/transformer_engine/lib/libtransformer_engine\.so\)", proc.stdout), proc.stdout
+    else:
+        assert "GLIBC_2.38" not in proc.stdout
+
+
+# --- git remotes --------------------------------------------------------------------------------
+
+def test_remotes_carry_the_patched_files_at_the_pins(served, tmp_path):
+    src = served["sources"]
+    tt = clone(served, "torchtune", tmp_path / "tt")
+    git(tt, "checkout", "--quiet", src["torchtune"]["pinned"])
+    assert "use_grouped_mm = True\n" in open(os.path.join(tt, "torchtune/modules/moe/utils.py")).read()
+    ao = clone(served, "ao", tmp_path / "ao")
+    git(ao, "checkout", "--quiet", src["torchao"]["pinned"])
+    assert "    pad_inner_dim: bool = False\n" in open(os.path.join(ao, "torchao/float8/config.py")).read()
+    assert "#if defined(HIPBLASLT_VEC_EXT)\n" in open(os.path.join(ao, "torchao/csrc/rocm/swizzle/swizzle.cpp")).read()
+    turbo = clone(served, "Primus-Turbo", tmp_path / "turbo", "--recursive")
+    git(turbo, "checkout", "--quiet", src["turbo"]["pinned"])
+    reqs = open(os.path.join(turbo, "requirements.txt")).read().split()
+    assert "setuptools==69.5.1" in reqs and "flydsl>=0.2.0" in reqs
+    assert "'triton==3.7.0'" in open(os.path.join(turbo, "setup.py")).read()
+    for name in ("flash-attention", "TransformerEngine", "torchtune", "ao", "causal-conv1d", "aiter", "Primus-Turbo"):
+        repo = served["repos"][name]
+        assert repo["branches"][repo["default_branch"]] != repo["commits"]["pinned"], name
+
+
+def test_floating_branches_and_submodules(served, tmp_path):
+    gg = clone(served, "grouped_gemm", tmp_path / "gg")
+    git(gg, "checkout", "--quiet", "rocm")
+    git(gg, "submodule", "update", "--init", "--recursive")
+    assert os.path.exists(os.path.join(gg, "third_party/cutlass/include/cutlass/cutlass.h"))
+    assert git(gg, "rev-parse", "HEAD").strip() == served["repos"]["grouped_gemm"]["branches"]["rocm"]
+    assert served["repos"]["grouped_gemm"]["branches"]["rocm"] != served["repos"]["grouped_gemm"]["branches"]["main"]
+    mamba = clone(served, "mamba", tmp_path / "mamba", "--branch", "enable-primus-hybrid-models")
+    assert os.path.exists(os.path.join(mamba, "HYBRID.md"))
+    fa = clone(served, "flash-attention", tmp_path / "fa", "--recursive")
+    git(fa, "checkout", "--quiet", served["sources"]["flash_attn"]["pinned"])
+    git(fa, "submodule", "update", "--init", "--recursive")
+    assert os.path.exists(os.path.join(fa, "csrc/composable_kernel/include/ck/ck.hpp"))
+    # Primus: --recurse-submodules clones the default branch's submodules; the pin has fewer
+    primus = clone(served, "Primus", tmp_path / "primus", "--recurse-submodules")
+    git(primus, "checkout", "--quiet", served["sources"]["primus"]["pinned"])
+    git(primus, "submodule", "update", "--init", "--recursive")
+    status = git(primus, "status", "--porcelain")
+    assert "?? third_party/Automodel/" in status
+    megatron = git(primus, "submodule", "status").split()
+    assert megatron[0].lstrip(" +-") == served["repos"]["Megatron-LM"]["commits"]["pinned"]
+
+
+def test_megatron_helpers_makefile_trap(rocm_venv, tmp_path):
+    v = rocm_venv
+    v.pip("install", "--quiet", "pybind11==3.0.4")
+    primus = clone(v.world, "Primus", tmp_path / "primus", "--recurse-submodules")
+    git(primus, "checkout", "--quiet", v.world["sources"]["primus"]["pinned"])
+    git(primus, "submodule", "update", "--init", "--recursive")
+    datasets = os.path.join(primus, "third_party/Megatron-LM/megatron/core/datasets")
+    env = v.env(PATH="%s:/usr/bin:/bin" % os.path.join(v.path, "bin"))  # an activated venv
+    run(["make", "-C", datasets], env=env)
+    ext = run([v.python, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"]).stdout.strip()
+    built = sorted(f for f in os.listdir(datasets) if f.startswith("helpers_cpp"))
+    assert built and "helpers_cpp" + ext not in built  # python3-config is not the venv's
+    load = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('helpers_cpp', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); "
+            "print(m.build_exhaustive_blending_indices([2, 1]))")
+    assert run([v.python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import helpers_cpp", datasets],
+               check=False).returncode != 0
+    # the binary itself is fine: under the venv's own suffix (what LIBEXT=<EXT_SUFFIX> names it) it loads
+    os.rename(os.path.join(datasets, built[0]), os.path.join(datasets, "helpers_cpp" + ext))
+    assert run([v.python, "-c", load, os.path.join(datasets, "helpers_cpp" + ext)]).stdout.strip() == "[0, 0, 1]"
+    assert "-o helpers_cpp%s\n" % ext in run(["make", "-n", "-B", "-C", datasets, "LIBEXT=" + ext], env=env).stdout
+
+
+def test_source_builds_record_env_and_fail_like_upstream(rocm_venv, tmp_path):
+    v = rocm_venv
+    turbo = clone(v.world, "Primus-Turbo", tmp_path / "turbo", "--recursive")
+    git(turbo, "checkout", "--quiet", v.world["sources"]["turbo"]["pinned"])
+    git(turbo, "submodule", "update", "--init", "--recursive")
+    base = dict(v.build_env, GPU_ARCHS="gfx942;gfx950", MAX_JOBS="2")
+    proc = v.pip("install", "--no-build-isolation", "--no-deps", turbo, env=v.env(**base), check=False)
+    assert proc.returncode != 0 and "cannot find -lrocshmem" in proc.stdout  # probe fell back to the SDK
+    placeholder = str(tmp_path / ".rocshmem-not-installed")
+    v.pip("install", "--quiet", "--no-build-isolation", "--no-deps", turbo,
+          env=v.env(ROCSHMEM_HOME=placeholder, **base))
+    record = json.load(open(os.path.join(v.site, "primus_turbo", "world_build.json")))
+    assert record["env"]["ROCSHMEM_HOME"] == placeholder and record["rocshmem"] is None
+    assert record["offload_arch"] == ["gfx942", "gfx950"] and record["git_head"] == v.world["sources"]["turbo"]["pinned"]
+    # GPU_ARCHS=native needs a GPU, like the real clang
+    aiter = clone(v.world, "aiter", tmp_path / "aiter", "--recursive")
+    git(aiter, "checkout", "--quiet", v.world["sources"]["aiter"]["pinned"])
+    git(aiter, "submodule", "update", "--init", "--recursive")
+    proc = v.pip("install", "--no-deps", aiter, env=v.env(GPU_ARCHS="native", **v.build_env), check=False)
+    assert proc.returncode != 0 and "cannot determine amdgcn architecture" in proc.stdout
+    cc = clone(v.world, "causal-conv1d", tmp_path / "cc")
+    git(cc, "checkout", "--quiet", v.world["sources"]["causal_conv1d"]["pinned"])
+    v.pip("install", "--quiet", "--no-build-isolation", "--no-deps", cc,
+          env=v.env(HIP_ARCHITECTURES="gfx942", CAUSAL_CONV1D_FORCE_BUILD="TRUE", **v.build_env))
+    record = json.load(open(os.path.join(v.site, "causal_conv1d", "world_build.json")))
+    assert record["offload_arch"] == ["gfx942"] and record["prebuilt_attempted"] is False
+
+
+def test_mamba_pulls_tilelang_and_quack(rocm_venv, tmp_path):
+    v = rocm_venv
+    mamba = clone(v.world, "mamba", tmp_path / "mamba", "--branch", "enable-primus-hybrid-models")
+    constraints = tmp_path / "c.txt"
+    constraints.write_text("torch==%s\ntriton==%s\n" % (PINNED, packages.TRITON_ROCM))
+    picked = v.dry_run(mamba, extra=["--no-build-isolation", "-c", str(constraints)])
+    assert "tilelang" in picked and picked["quack-kernels"] == "0.3.1"
+    assert picked["nvidia-cutlass-dsl"].startswith("4.6.") and "torch" not in picked
