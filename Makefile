@@ -83,7 +83,7 @@ functional: $(VENV)/.test $(VENV310)/.controller
 
 -include tests/world/world.mk
 
-test: unit lint sanity functional
+test: unit lint sanity world-test functional
 	@$(MAKE) --no-print-directory summary
 
 summary:
