@@ -1,0 +1,315 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""GPU architecture detection: pure parsers for rocminfo output and KFD topology trees.
+
+Formats (see upstream-facts section 4):
+
+* rocminfo prints a header (``ROCk module is loaded``, the HSA system attributes) and then one
+  block per HSA agent, each opened by three lines ``*******`` / ``Agent N`` / ``*******``.
+  An agent's own keys come first (``Name:``, ``Marketing Name:``, ``Device Type:`` ...), followed
+  by ``Cache Info:``, ``Pool Info:`` and ``ISA Info:`` sub-sections whose ``Name:`` lines belong
+  to the ISAs (``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`` or a generic ISA such as
+  ``amdgcn-amd-amdhsa--gfx9-4-generic:sramecc+:xnack-``). The arch is the agent's ``Name:``.
+* KFD publishes one directory per topology node; its ``properties`` file holds ``key value``
+  lines, among them ``gfx_target_version 90402`` (0 on CPU nodes). The value is decimal major,
+  then two digits of hex minor, then two digits of hex stepping: 90402 -> gfx942,
+  90010 -> gfx90a, 110501 -> gfx1151.
+
+Everything here runs on the target with Python 3.8+ and has no third-party imports.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import re
+
+# gfx + digits/hex letters, the form PYTORCH_ROCM_ARCH takes (no target features, no generics).
+ARCH_RE = re.compile(r'^gfx[0-9a-f]+$')
+
+# Processors LLVM's AMDGPU backend knows (AMDGPUUsage, "Processors"). An override outside this
+# list is almost certainly a typo; the release's device-wheel list is checked separately.
+KNOWN_ARCHS = frozenset([
+    'gfx600', 'gfx601', 'gfx602',
+    'gfx700', 'gfx701', 'gfx702', 'gfx703', 'gfx704', 'gfx705',
+    'gfx801', 'gfx802', 'gfx803', 'gfx805', 'gfx810',
+    'gfx900', 'gfx902', 'gfx904', 'gfx906', 'gfx908', 'gfx909', 'gfx90a', 'gfx90c',
+    'gfx940', 'gfx941', 'gfx942', 'gfx950',
+    'gfx1010', 'gfx1011', 'gfx1012', 'gfx1013',
+    'gfx1030', 'gfx1031', 'gfx1032', 'gfx1033', 'gfx1034', 'gfx1035', 'gfx1036',
+    'gfx1100', 'gfx1101', 'gfx1102', 'gfx1103',
+    'gfx1150', 'gfx1151', 'gfx1152', 'gfx1153',
+    'gfx1200', 'gfx1201',
+    'gfx1250', 'gfx1251',
+])
+
+DEFAULT_KFD_NODES_PATH = '/sys/class/kfd/kfd/topology/nodes'
+
+# What newer kernels write to nodes/<n>/name for IP-discovery parts (MI300, RDNA3, ...):
+# it names no product, so it is not reported as a marketing name.
+KFD_GENERIC_NAMES = frozenset(['', 'ip discovery'])
+
+_STARS_RE = re.compile(r'^\*{3,}$')
+_AGENT_RE = re.compile(r'^Agent\s+(\d+)$')
+_KEY_RE = re.compile(r'^([^:]+?)\s*:(.*)$')
+_AGENT_ARCH_RE = re.compile(r'^(gfx[0-9a-f]+)(?::\S*)?$')
+_ISA_ARCH_RE = re.compile(r'^amdgcn-amd-amdhsa--(gfx[0-9a-f]+)(?::\S*)?$')
+
+
+class ArchError(ValueError):
+    """An arch list or a KFD value that cannot be used; the message names the bad entry."""
+
+
+def decode_gfx_target_version(value):
+    """Decode a KFD gfx_target_version (int or str) to a gfx name; None for 0 (a CPU node).
+
+    Decimal major, hex minor, hex stepping: 90402 -> gfx942, 90010 -> gfx90a, 110000 -> gfx1100.
+    Raises ArchError for values that are not a non-negative integer or whose minor or
+    stepping do not fit one hex digit.
+    """
+    text = str(value).strip()
+    if not re.match(r'^\d+$', text):
+        raise ArchError("gfx_target_version %r is not a non-negative integer" % (text,))
+    number = int(text)
+    if number == 0:
+        return None
+    major = number // 10000
+    minor = (number // 100) % 100
+    stepping = number % 100
+    if major == 0 or minor > 15 or stepping > 15:
+        raise ArchError("gfx_target_version %s does not decode to a gfx arch "
+                        "(major %d, minor %d, stepping %d)" % (text, major, minor, stepping))
+    return 'gfx%d%x%x' % (major, minor, stepping)
+
+
+def split_arch_list(value):
+    """Split an arch list given as a string (``;``, ``,`` or blanks) or a list into entries.
+
+    Empty entries (``gfx942;``) are dropped; entries are stripped, not validated.
+    """
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = []
+        for item in value:
+            items.extend(split_arch_list(item))
+        return items
+    return [part for part in re.split(r'[;,\s]+', str(value)) if part]
+
+
+def normalize_arch_list(value, known=KNOWN_ARCHS):
+    """Validate an arch list (string or list) and return it sorted and de-duplicated.
+
+    Each entry must be ``gfx`` followed by digits/hex letters and, when ``known`` is given,
+    a processor LLVM knows. Raises ArchError naming the first bad entry.
+    """
+    archs = set()
+    for entry in split_arch_list(value):
+        arch = entry.lower()
+        if not ARCH_RE.match(arch):
+            raise ArchError(
+                "'%s' is not a GPU arch: expected gfx followed by digits/hex letters, "
+                "e.g. gfx942 (target features like :xnack- and generic ISAs are not accepted)" % entry)
+        if known is not None and arch not in known:
+            raise ArchError("'%s' is not a GPU arch LLVM knows (e.g. gfx942 for MI300X/MI325X, "
+                            "gfx950 for MI350X/MI355X)" % entry)
+        archs.add(arch)
+    return sort_archs(archs)
+
+
+def _arch_sort_key(arch):
+    return (len(arch), arch)
+
+
+def sort_archs(archs):
+    """Sorted unique list; shorter names first so gfx942 < gfx950 < gfx1100 (like sort -u here)."""
+    return sorted(set(archs), key=_arch_sort_key)
+
+
+def _split_agent_blocks(text):
+    """Yield (agent_number, [lines]) for every ``*******`` / ``Agent N`` / ``*******`` block."""
+    lines = [line.rstrip() for line in text.replace('\r\n', '\n').replace('\r', '\n').split('\n')]
+    stripped = [line.strip() for line in lines]
+    blocks = []
+    current = None
+    i = 0
+    while i < len(lines):
+        match = _AGENT_RE.match(stripped[i])
+        if match and i > 0 and _STARS_RE.match(stripped[i - 1]):
+            current = (int(match.group(1)), [])
+            blocks.append(current)
+            i += 1
+            if i < len(lines) and _STARS_RE.match(stripped[i]):
+                i += 1
+            continue
+        if current is not None:
+            if _STARS_RE.match(stripped[i]) and i + 1 < len(lines) and _AGENT_RE.match(stripped[i + 1]):
+                i += 1
+                continue
+            current[1].append(lines[i])
+        i += 1
+    return blocks
+
+
+def _parse_agent(number, lines):
+    """The agent's own keys (first occurrence, before its sub-sections) and its ISA names."""
+    keys = {}
+    isas = []
+    in_isa_info = False
+    for line in lines:
+        match = _KEY_RE.match(line.strip())
+        if not match:
+            continue
+        key = re.sub(r'\s+', ' ', match.group(1).strip())
+        value = match.group(2).strip()
+        if key == 'ISA Info':
+            in_isa_info = True
+        elif in_isa_info:
+            if key == 'Name':
+                isas.append(value)
+        elif key not in keys:
+            # The agent's own keys come before its sub-sections; later repeats (pool and
+            # cache entries) never reuse Name, Marketing Name, Device Type, Uuid or Node.
+            keys[key] = value
+    return {
+        'number': number,
+        'name': keys.get('Name', ''),
+        'marketing_name': keys.get('Marketing Name', ''),
+        'device_type': keys.get('Device Type', '').upper(),
+        'uuid': keys.get('Uuid', ''),
+        'node': keys.get('Node', ''),
+        'isas': isas,
+    }
+
+
+def agent_arch(agent):
+    """The gfx arch of a parsed agent: its Name, else its first non-generic ISA; None if neither."""
+    match = _AGENT_ARCH_RE.match(agent['name'].lower())
+    if match:
+        return match.group(1)
+    for isa in agent['isas']:
+        match = _ISA_ARCH_RE.match(isa.lower())
+        if match:
+            return match.group(1)
+    return None
+
+
+def parse_rocminfo(text):
+    """Parse rocminfo's output into a list of agents (dicts), duplicates removed.
+
+    Each agent: number, name, marketing_name, device_type (GPU/CPU/...), uuid, node, isas,
+    arch (gfx name or None) and is_gpu. An agent printed twice (same number, Uuid and Node, as
+    when two runs' outputs were concatenated) is kept once. Text before the first agent
+    (``ROCk module is loaded``, system attributes, warnings) is ignored.
+    """
+    agents = []
+    seen = set()
+    for number, lines in _split_agent_blocks(text or ''):
+        agent = _parse_agent(number, lines)
+        identity = (agent['number'], agent['uuid'], agent['node'], agent['name'])
+        if identity in seen:
+            continue
+        seen.add(identity)
+        agent['arch'] = agent_arch(agent)
+        if agent['device_type']:
+            agent['is_gpu'] = agent['device_type'] == 'GPU'
+        else:
+            # Very old rocminfo without "Device Type": a gfx agent name means a GPU.
+            agent['is_gpu'] = _AGENT_ARCH_RE.match(agent['name'].lower()) is not None
+        agents.append(agent)
+    return agents
+
+
+def gpus_from_rocminfo(text):
+    """(archs, gpu_count, marketing_names) from rocminfo output; GPU agents only."""
+    gpus = [agent for agent in parse_rocminfo(text) if agent['is_gpu'] and agent['arch']]
+    names = sorted(set(agent['marketing_name'] for agent in gpus if agent['marketing_name']))
+    return sort_archs(agent['arch'] for agent in gpus), len(gpus), names
+
+
+def parse_kfd_properties(text):
+    """Parse a KFD node ``properties`` file (``key value`` lines) into a dict of strings."""
+    props = {}
+    for line in (text or '').replace('\r\n', '\n').split('\n'):
+        parts = line.split(None, 1)
+        if len(parts) == 2:
+            props[parts[0]] = parts[1].strip()
+        elif len(parts) == 1:
+            props[parts[0]] = ''
+    return props
+
+
+def _node_sort_key(name):
+    return (0, int(name), name) if name.isdigit() else (1, 0, name)
+
+
+def _read_text(path):
+    with open(path, 'rb') as handle:
+        return handle.read().decode('utf-8', 'replace')
+
+
+def read_kfd_nodes(nodes_path):
+    """Read a KFD topology tree. Returns (nodes, notes).
+
+    nodes: one dict per readable node, in node order: node, gfx_target_version (str), arch
+    (None for CPU nodes), name (the node's ``name`` file, '' if absent). notes: strings about
+    nodes that were skipped (unreadable, no gfx_target_version, undecodable value).
+    """
+    notes = []
+    nodes = []
+    try:
+        entries = sorted(os.listdir(nodes_path), key=_node_sort_key)
+    except OSError as exc:
+        return [], ['KFD topology %s not readable: %s' % (nodes_path, exc.strerror or exc)]
+    for entry in entries:
+        node_dir = os.path.join(nodes_path, entry)
+        if not os.path.isdir(node_dir):
+            continue
+        try:
+            props = parse_kfd_properties(_read_text(os.path.join(node_dir, 'properties')))
+        except (IOError, OSError) as exc:
+            notes.append('KFD node %s skipped: properties not readable (%s)' % (entry, exc.strerror or exc))
+            continue
+        version = props.get('gfx_target_version')
+        if version is None or version == '':
+            notes.append('KFD node %s skipped: no gfx_target_version in properties' % entry)
+            continue
+        try:
+            arch = decode_gfx_target_version(version)
+        except ArchError as exc:
+            notes.append('KFD node %s skipped: %s' % (entry, exc))
+            continue
+        name = ''
+        try:
+            name = _read_text(os.path.join(node_dir, 'name')).strip()
+        except (IOError, OSError):
+            pass
+        nodes.append({'node': entry, 'gfx_target_version': version, 'arch': arch, 'name': name})
+    return nodes, notes
+
+
+def gpus_from_kfd(nodes_path):
+    """(archs, gpu_count, names, notes) from a KFD topology tree; CPU nodes are not counted."""
+    nodes, notes = read_kfd_nodes(nodes_path)
+    gpus = [node for node in nodes if node['arch']]
+    names = sorted(set(node['name'] for node in gpus if node['name'].lower() not in KFD_GENERIC_NAMES))
+    return sort_archs(node['arch'] for node in gpus), len(gpus), names, notes
+
+
+def arch_forms(archs):
+    """The two list forms of an arch list: (``gfx942;gfx950``, ``gfx942,gfx950``)."""
+    archs = sort_archs(archs)
+    return ';'.join(archs), ','.join(archs)
+
+
+def can_open_rw(path):
+    """(True, '') if this process can open ``path`` read-write, else (False, the OS's reason)."""
+    flags = os.O_RDWR | getattr(os, 'O_CLOEXEC', 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        return False, str(exc.strerror or exc)
+    os.close(fd)
+    return True, ''

@@ -1,0 +1,192 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: glibc_facts
+short_description: Gather the node's glibc version and the GLIBCXX versions of its libstdc++
+version_added: 0.1.0
+description:
+  - Reads the glibc version of the node (from C(confstr), else from C(ldd --version)) and the
+    C(GLIBCXX_*) symbol versions that the node's C(libstdc++.so.6) provides.
+  - The GLIBCXX versions are read from the library's bytes, so binutils (C(strings), C(objdump))
+    are not needed.
+  - The C(libstdc++) read is the one the dynamic linker would load, that is the C(ldconfig -p)
+    entry for C(libstdc++.so.6) of this machine's ELF class, else the first one found in the usual
+    library directories.
+  - Read-only; it never changes the node.
+author:
+  - primus.trainenv developers (@primus-trainenv)
+attributes:
+  check_mode:
+    description: Runs normally in check mode; it only reads.
+    support: full
+  diff_mode:
+    description: Nothing to show; it only reads.
+    support: none
+  facts:
+    description: Sets C(ansible_facts.primus_glibc).
+    support: full
+options:
+  libstdcxx_path:
+    description:
+      - Read this C(libstdc++) instead of looking one up (for example a newer one that a
+        runtime puts on C(LD_LIBRARY_PATH)).
+      - An explicit path that cannot be read is an error.
+    type: path
+  ldd:
+    description:
+      - The C(ldd) command used for C(ldd_line), and for the version when C(confstr) gives none.
+      - A name is looked up on C(PATH); a missing C(ldd) is not an error (musl and minimal images).
+    type: str
+    default: ldd
+notes:
+  - The version is what the node's C library reports; the C(python) that runs this module must
+    therefore be a normal dynamically linked interpreter of that node, which every system or
+    uv-provided CPython is.
+seealso:
+  - module: primus.trainenv.gpu_arch_facts
+'''
+
+EXAMPLES = r'''
+- name: Gather glibc and GLIBCXX facts
+  primus.trainenv.glibc_facts:
+
+- name: Show them
+  ansible.builtin.debug:
+    msg: "glibc {{ ansible_facts['primus_glibc']['version'] }}, GLIBCXX up to {{ ansible_facts['primus_glibc']['glibcxx_max'] }}"
+
+- name: Read a side-loaded libstdc++ instead
+  primus.trainenv.glibc_facts:
+    libstdcxx_path: /opt/gcc-14/lib64/libstdc++.so.6
+'''
+
+RETURN = r'''
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: dict
+  contains:
+    primus_glibc:
+      description: glibc and libstdc++ facts of the node.
+      returned: always
+      type: dict
+      contains:
+        version:
+          description: glibc version, for example C(2.36); empty when it could not be determined (musl, no ldd).
+          type: str
+          sample: "2.36"
+        source:
+          description: Where the version came from, C(confstr), C(ldd), or C(none).
+          type: str
+          sample: confstr
+        ldd_line:
+          description: First line of C(ldd --version); empty when C(ldd) is missing.
+          type: str
+          sample: ldd (Debian GLIBC 2.36-9+deb12u14) 2.36
+        libstdcxx_path:
+          description: The C(libstdc++) file that was read (symlinks resolved); empty when none was found.
+          type: str
+          sample: /usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30
+        glibcxx_max:
+          description: Newest C(GLIBCXX_*) version the C(libstdc++) provides, for example C(3.4.30); empty if unknown.
+          type: str
+          sample: "3.4.30"
+        glibcxx_versions:
+          description: All C(GLIBCXX_*) versions it provides, oldest first.
+          type: list
+          elements: str
+          sample: ["3.4", "3.4.1", "3.4.30"]
+'''
+
+import os
+import sys
+import sysconfig
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.primus.trainenv.plugins.module_utils.glibc import (
+    elf_identity,
+    glibc_from_confstr,
+    glibc_from_ldd,
+    glibcxx_versions_from_file,
+    parse_ldconfig_cache,
+    pick_libstdcxx,
+)
+
+
+def _confstr_version():
+    try:
+        return glibc_from_confstr(os.confstr('CS_GNU_LIBC_VERSION'))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _ldd(module, ldd):
+    path = ldd if os.path.sep in ldd else module.get_bin_path(ldd)
+    if not path or not os.path.exists(path):
+        return None, ''
+    rc, out, err = module.run_command([path, '--version'])
+    # glibc's ldd exits 0; musl's prints its banner on stderr and exits 1.
+    return glibc_from_ldd(out if out.strip() else err)
+
+
+def _ldconfig_cache(module):
+    ldconfig = module.get_bin_path('ldconfig', opt_dirs=['/sbin', '/usr/sbin'])
+    if not ldconfig:
+        return []
+    rc, out, err = module.run_command([ldconfig, '-p'])
+    return parse_ldconfig_cache(out) if rc == 0 else []
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            libstdcxx_path=dict(type='path'),
+            ldd=dict(type='str', default='ldd'),
+        ),
+        supports_check_mode=True,
+    )
+
+    version = _confstr_version()
+    source = 'confstr' if version else 'none'
+    ldd_version, ldd_line = _ldd(module, module.params['ldd'])
+    if not version and ldd_version:
+        version, source = ldd_version, 'ldd'
+
+    libstdcxx = module.params['libstdcxx_path']
+    if libstdcxx:
+        if not os.path.isfile(libstdcxx):
+            module.fail_json(msg='libstdcxx_path %s is not a readable file' % libstdcxx)
+    else:
+        libstdcxx = pick_libstdcxx(
+            _ldconfig_cache(module),
+            sysconfig.get_config_var('MULTIARCH') or '',
+            elf_identity(sys.executable),
+        )
+
+    versions = []
+    if libstdcxx:
+        libstdcxx = os.path.realpath(libstdcxx)
+        try:
+            versions = glibcxx_versions_from_file(libstdcxx)
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='cannot read %s: %s' % (libstdcxx, exc))
+
+    facts = dict(
+        version=version or '',
+        source=source,
+        ldd_line=ldd_line,
+        libstdcxx_path=libstdcxx or '',
+        glibcxx_max=versions[-1] if versions else '',
+        glibcxx_versions=versions,
+    )
+    module.exit_json(changed=False, ansible_facts=dict(primus_glibc=facts))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""glibc_facts, gpu_arch_facts and capacity_info run as Ansible runs them: a module process
+reading its arguments from a JSON file, against the recorded hosts of tests/world/hosts."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.primus.trainenv.plugins.module_utils.glibc import glibcxx_versions_from_file
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+HOSTS = os.path.join(ROOT, 'tests', 'world', 'hosts')
+COLLECTIONS = os.path.join(ROOT, '.collections')
+
+
+def run_module(name, args, tmpdir, env=None):
+    args_file = tmpdir.join('args-%s.json' % name)
+    args_file.write(json.dumps({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=True)}))
+    environ = dict(os.environ, PYTHONPATH=COLLECTIONS)
+    environ.update(env or {})
+    proc = subprocess.run([sys.executable, '-m', 'ansible_collections.primus.trainenv.plugins.modules.' + name,
+                           str(args_file)], env=environ, capture_output=True, text=True, timeout=60)
+    result = json.loads(proc.stdout)
+    result['_rc'] = proc.returncode
+    return result
+
+
+def warnings_of(result):
+    found = []
+    for warning in result.get('warnings', []):
+        found.append(warning['event']['msg'] if isinstance(warning, dict) else warning)
+    return found
+
+
+def host_args(host, **extra):
+    args = dict(rocminfo=os.path.join(HOSTS, host, 'bin', 'rocminfo'),
+                kfd_nodes_path=os.path.join(HOSTS, host, 'sys', 'class', 'kfd', 'kfd', 'topology', 'nodes'))
+    args.update(extra)
+    return args
+
+
+def kfd_only(host, **extra):
+    return dict(kfd_nodes_path=os.path.join(HOSTS, host, 'sys', 'class', 'kfd', 'kfd', 'topology', 'nodes'), **extra)
+
+
+NO_ROCMINFO = {'PATH': '/usr/bin:/bin'}
+
+EXPECTED = {
+    'mi300x': (['gfx942'], 8),
+    'mi355x': (['gfx950'], 8),
+    'mixed': (['gfx942', 'gfx950'], 4),
+    'radeon-gfx1100': (['gfx1100'], 1),
+    'radeon-gfx1100-igpu': (['gfx1036', 'gfx1100'], 2),
+}
+
+
+# --- gpu_arch_facts ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize('host', sorted(EXPECTED))
+def test_gpu_arch_facts_rocminfo(host, tmpdir):
+    result = run_module('gpu_arch_facts', host_args(host, kfd_device=str(tmpdir.join('kfd'))), tmpdir)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert result['changed'] is False
+    assert (gpu['archs'], gpu['gpu_count'], gpu['source']) == EXPECTED[host] + ('rocminfo',)
+    assert gpu['pytorch_rocm_arch'] == ';'.join(EXPECTED[host][0])
+    assert gpu['arch_csv'] == ','.join(EXPECTED[host][0])
+    assert gpu['detected_archs'] == gpu['archs']
+    assert gpu['rocminfo_path'].endswith('/%s/bin/rocminfo' % host)
+    assert gpu['kfd_access'] is False
+    assert any('cannot open' in w for w in warnings_of(result))
+
+
+@pytest.mark.parametrize('host', sorted(EXPECTED))
+def test_gpu_arch_facts_kfd_when_there_is_no_rocminfo(host, tmpdir):
+    result = run_module('gpu_arch_facts', kfd_only(host), tmpdir, env=NO_ROCMINFO)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['gpu_count'], gpu['source']) == EXPECTED[host] + ('kfd',)
+    assert gpu['notes'] == ['rocminfo not found on PATH']
+
+
+def test_cpu_only_host_has_no_archs(tmpdir):
+    result = run_module('gpu_arch_facts', host_args('cpu-only'), tmpdir)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['source'], gpu['gpu_count'], gpu['pytorch_rocm_arch']) == ([], 'none', 0, '')
+    assert gpu['notes'][0] == 'rocminfo lists no GPU agent'
+    assert warnings_of(result) == []
+
+
+def test_cpu_only_host_with_the_release_default_warns(tmpdir):
+    result = run_module('gpu_arch_facts', host_args('cpu-only', default_archs=['gfx950', 'gfx942']), tmpdir)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['source'], gpu['detected_archs']) == (['gfx942', 'gfx950'], 'default', [])
+    assert warnings_of(result) == ['no GPU detected; defaulting PYTORCH_ROCM_ARCH=gfx942;gfx950 (override with '
+                                   'primus_arch_override or by exporting PYTORCH_ROCM_ARCH)']
+
+
+def test_failing_rocminfo_falls_back_to_kfd(tmpdir):
+    fake = tmpdir.join('rocminfo')
+    fake.write('#!/bin/sh\necho "ROCk module is NOT loaded, possibly no GPU devices"\nexit 1\n')
+    fake.chmod(0o755)
+    result = run_module('gpu_arch_facts', kfd_only('mi355x', rocminfo=str(fake)), tmpdir)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['source'], gpu['gpu_count']) == (['gfx950'], 'kfd', 8)
+    assert gpu['notes'] == ['rocminfo exited 1: ROCk module is NOT loaded, possibly no GPU devices']
+
+
+def test_rocminfo_from_the_venv_sdk(tmpdir):
+    sdk = tmpdir.mkdir('venv').mkdir('lib').mkdir('python3.12').mkdir('site-packages').mkdir('_rocm_sdk_devel').mkdir('bin')
+    fake = sdk.join('rocminfo')
+    fake.write('#!/bin/sh\nexec cat "%s"\n' % os.path.join(HOSTS, 'mi300x', 'rocminfo.txt'))
+    fake.chmod(0o755)
+    result = run_module('gpu_arch_facts', dict(venv=str(tmpdir.join('venv')), kfd_nodes_path=str(tmpdir.join('none'))),
+                        tmpdir, env=NO_ROCMINFO)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['source'], gpu['rocminfo_path']) == (['gfx942'], 'rocminfo', str(fake))
+
+
+def test_nothing_at_all(tmpdir):
+    result = run_module('gpu_arch_facts', dict(kfd_nodes_path=str(tmpdir.join('none'))), tmpdir, env=NO_ROCMINFO)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['source']) == ([], 'none')
+    assert gpu['notes'][-1].endswith('does not exist')
+
+
+def test_override_wins_and_detection_is_still_reported(tmpdir):
+    result = run_module('gpu_arch_facts', host_args('mi300x', override=' gfx950,gfx942; '), tmpdir)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['archs'], gpu['source'], gpu['pytorch_rocm_arch']) == (['gfx942', 'gfx950'], 'override', 'gfx942;gfx950')
+    assert (gpu['detected_archs'], gpu['detected_source'], gpu['gpu_count']) == (['gfx942'], 'rocminfo', 8)
+
+
+@pytest.mark.parametrize('override, bad', [('gfx942;gfx95', 'gfx95'), ('gfx942:xnack-', 'gfx942:xnack-'),
+                                           ('gfx1999', 'gfx1999'), ('mi300x', 'mi300x')])
+def test_bad_override_fails_naming_the_entry(override, bad, tmpdir):
+    result = run_module('gpu_arch_facts', host_args('mi300x', override=override), tmpdir)
+    assert result['failed'] is True
+    assert "'%s'" % bad in result['msg']
+    assert 'primus_arch_override' in result['msg']
+
+
+def test_explicit_rocminfo_that_does_not_exist_fails(tmpdir):
+    result = run_module('gpu_arch_facts', dict(rocminfo=str(tmpdir.join('nope', 'rocminfo'))), tmpdir)
+    assert result['failed'] is True
+    assert 'primus_rocminfo' in result['msg']
+
+
+def test_kfd_access_of_a_device_this_user_can_open(tmpdir):
+    device = tmpdir.join('kfd')
+    device.write('')
+    result = run_module('gpu_arch_facts', host_args('mi300x', kfd_device=str(device)), tmpdir)
+    gpu = result['ansible_facts']['primus_gpu']
+    assert (gpu['kfd_access'], gpu['kfd_access_error']) == (True, '')
+    assert warnings_of(result) == []
+
+
+# --- glibc_facts ------------------------------------------------------------------------------
+
+def test_glibc_facts_on_this_host(tmpdir):
+    result = run_module('glibc_facts', {}, tmpdir)
+    facts = result['ansible_facts']['primus_glibc']
+    assert result['changed'] is False
+    expected = os.confstr('CS_GNU_LIBC_VERSION').split()[1]
+    assert (facts['version'], facts['source']) == (expected, 'confstr')
+    assert facts['ldd_line'].endswith(' ' + expected)
+    assert os.path.isfile(facts['libstdcxx_path']) and not os.path.islink(facts['libstdcxx_path'])
+    assert facts['glibcxx_versions'] == glibcxx_versions_from_file(facts['libstdcxx_path'])
+    assert facts['glibcxx_max'] == facts['glibcxx_versions'][-1]
+    assert facts['glibcxx_versions'][0] == '3.4'
+
+
+def test_glibc_facts_with_a_given_libstdcxx_and_no_ldd(tmpdir):
+    lib = tmpdir.join('libstdc++.so.6.0.33')
+    lib.write_binary(b'\x7fELF\x00GLIBCXX_3.4\x00GLIBCXX_3.4.33\x00GLIBCXX_3.4.32\x00')
+    result = run_module('glibc_facts', dict(libstdcxx_path=str(lib), ldd=str(tmpdir.join('no-ldd'))), tmpdir)
+    facts = result['ansible_facts']['primus_glibc']
+    assert (facts['glibcxx_max'], facts['glibcxx_versions']) == ('3.4.33', ['3.4', '3.4.32', '3.4.33'])
+    assert facts['ldd_line'] == ''
+    assert facts['source'] == 'confstr'
+
+
+def test_glibc_facts_with_a_musl_style_ldd(tmpdir):
+    ldd = tmpdir.join('ldd')
+    ldd.write('#!/bin/sh\necho "musl libc (x86_64)" >&2\necho "Version 1.2.4" >&2\nexit 1\n')
+    ldd.chmod(0o755)
+    facts = run_module('glibc_facts', dict(ldd=str(ldd)), tmpdir)['ansible_facts']['primus_glibc']
+    assert facts['ldd_line'] == 'musl libc (x86_64)'
+
+
+def test_glibc_facts_missing_libstdcxx_path_fails(tmpdir):
+    result = run_module('glibc_facts', dict(libstdcxx_path=str(tmpdir.join('nope.so'))), tmpdir)
+    assert result['failed'] is True and 'nope.so' in result['msg']
+
+
+# --- capacity_info ----------------------------------------------------------------------------
+
+def test_capacity_of_a_path_that_does_not_exist(tmpdir):
+    target = tmpdir.join('a', 'b', 'c')
+    result = run_module('capacity_info', dict(path=str(target)), tmpdir)
+    assert (result['exists'], result['creatable'], result['nearest_existing']) == (False, True, str(tmpdir))
+    st = os.statvfs(str(tmpdir))
+    assert abs(result['free_bytes'] - st.f_bavail * st.f_frsize) < 512 * 1024 ** 2
+    assert result['total_bytes'] == st.f_blocks * st.f_frsize
+    assert result['cpus'] == len(os.sched_getaffinity(0))
+    assert result['mem_available_bytes'] > 0
+    assert not tmpdir.join('a').exists()
+
+
+def test_capacity_under_a_file(tmpdir):
+    tmpdir.join('file').write('x')
+    result = run_module('capacity_info', dict(path=str(tmpdir.join('file', 'base'))), tmpdir)
+    assert (result['creatable'], result['nearest_is_dir']) == (False, False)
+    assert result['problem'] == '%s exists and is not a directory' % tmpdir.join('file')
+
+
+def test_capacity_of_a_dangling_symlink(tmpdir):
+    os.symlink(str(tmpdir.join('gone')), str(tmpdir.join('link')))
+    result = run_module('capacity_info', dict(path=str(tmpdir.join('link', 'base'))), tmpdir)
+    assert result['creatable'] is False and 'dangling' in result['problem']
+
+
+def test_capacity_of_an_existing_directory(tmpdir):
+    result = run_module('capacity_info', dict(path=str(tmpdir) + '/'), tmpdir)
+    assert (result['exists'], result['is_dir'], result['creatable'], result['path']) == (True, True, True, str(tmpdir))
+
+
+def test_capacity_rejects_a_relative_path(tmpdir):
+    result = run_module('capacity_info', dict(path='envs/primus'), tmpdir)
+    assert result['failed'] is True and 'not absolute' in result['msg']
