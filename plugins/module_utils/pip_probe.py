@@ -7,6 +7,9 @@
 The probe runs as `<venv>/bin/python -I -c PROBE_SCRIPT`: isolated mode keeps the current
 directory, PYTHONPATH and the user site out of sys.path, so the installed set is exactly the
 venv's own site-packages (plus the system site-packages when the venv was created with them).
+It finds distributions like importlib.metadata does (*.dist-info and *.egg-info in each sys.path
+directory, first one wins) but reads only the header block of each METADATA file: a venv of
+300 real distributions has megabytes of long descriptions that the decision never needs.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,7 +22,6 @@ PROBE_MARKER = '@@primus-pip-probe@@'
 # Runs inside the venv's interpreter (3.8+). Prints one JSON line after PROBE_MARKER.
 PROBE_SCRIPT = r'''
 import json, os, platform, sys, sysconfig
-from importlib import metadata
 
 def full(info):
     v = "%d.%d.%d" % (info.major, info.minor, info.micro)
@@ -27,26 +29,81 @@ def full(info):
         v += info.releaselevel[0] + str(info.serial)
     return v
 
+def head(path):
+    # The header block of a METADATA file (up to the first blank line), without the description.
+    chunks = []
+    with open(path, "rb") as handle:
+        while True:
+            block = handle.read(16384)
+            if not block:
+                break
+            chunks.append(block)
+            data = b"".join(chunks).replace(b"\r\n", b"\n")
+            end = data.find(b"\n\n")
+            if end >= 0:
+                return data[:end].decode("utf-8", "replace")
+    return b"".join(chunks).replace(b"\r\n", b"\n").decode("utf-8", "replace")
+
+def headers(text):
+    out = {}
+    last = None
+    for line in text.split("\n"):
+        if line[:1] in (" ", "\t") and last is not None:
+            out[last][-1] += " " + line.strip()
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        last = key.strip().lower()
+        out.setdefault(last, []).append(value.strip())
+    return out
+
+def read(path, name):
+    try:
+        with open(os.path.join(path, name), encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, ValueError):
+        return None
+
 dists = []
-for d in metadata.distributions():
-    path = getattr(d, "_path", None)
-    base = os.path.basename(str(path)) if path is not None else ""
-    if base.startswith("~"):
-        continue  # pip's leftovers of an interrupted uninstall ("~orch-2.12.0.dist-info")
-    meta = d.metadata
-    name = meta["Name"] if meta is not None else None
-    if not name:
+legacy = []
+for entry in sys.path:
+    if not entry or not os.path.isdir(entry):
         continue
     try:
-        direct = d.read_text("direct_url.json")
-    except Exception:
-        direct = None
-    try:
-        stamp = os.stat(str(path)).st_mtime_ns if path is not None else None
+        listing = sorted(os.listdir(entry))
     except OSError:
-        stamp = None
-    extras = meta.get_all("Provides-Extra") or []
-    dists.append([name, meta["Version"], d.requires, direct, str(path) if path is not None else None, stamp, extras])
+        continue
+    for base in listing:
+        if base.startswith("~"):
+            continue  # pip's leftovers of an interrupted uninstall ("~orch-2.12.0.dist-info")
+        path = os.path.join(entry, base)
+        if base.endswith(".dist-info"):
+            try:
+                meta = headers(head(os.path.join(path, "METADATA")))
+            except (OSError, ValueError):
+                continue
+            name = (meta.get("name") or [None])[0]
+            version = (meta.get("version") or [None])[0]
+            requires = meta.get("requires-dist") or []
+            extras = meta.get("provides-extra") or []
+        elif base.endswith(".egg-info"):
+            from importlib import metadata
+            d = metadata.Distribution.at(path)
+            md = d.metadata
+            name = md["Name"] if md is not None else None
+            version = md["Version"] if md is not None else None
+            requires = d.requires or []
+            extras = (md.get_all("Provides-Extra") if md is not None else None) or []
+        else:
+            continue
+        if not name or version is None:
+            continue
+        try:
+            stamp = os.stat(path).st_mtime_ns
+        except OSError:
+            stamp = None
+        dists.append([name, version, requires, read(path, "direct_url.json"), path, stamp, extras])
 
 paths = sysconfig.get_paths()
 out = {

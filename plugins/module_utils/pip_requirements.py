@@ -10,7 +10,6 @@ Every function takes `pk`, a pip_packaging.Packaging, so this file imports witho
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import email.parser
 import os
 import re
 
@@ -319,6 +318,7 @@ def read_pkg_info(path):
         text = _read_text(path)
     except (IOError, OSError, UnicodeDecodeError):
         return None, None
+    import email.parser  # pylint: disable=import-outside-toplevel  # only for src trees with PKG-INFO
     headers = email.parser.Parser().parsestr(text, headersonly=True)
     return headers.get('Name'), headers.get('Version')
 

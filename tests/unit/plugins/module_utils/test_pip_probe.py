@@ -97,3 +97,43 @@ def test_bad_probe_output_is_explained(out, message):
 def test_noise_before_the_marker_is_ignored():
     out = "sitecustomize says hi\n%s\n%s\n" % (PROBE_MARKER, json.dumps({"dists": [["pip", "23.2.1"]]}))
     assert parse_probe(out).dists["pip"].version == "23.2.1"
+
+
+def test_probe_agrees_with_importlib_metadata_on_a_real_environment():
+    proc = subprocess.run(probe_command(sys.executable), capture_output=True, text=True, check=True)
+    probe = parse_probe(proc.stdout)
+    code = ("import json, importlib.metadata as m\nseen = {}\n"
+            "for d in m.distributions():\n"
+            "    n = d.metadata['Name']\n"
+            "    k = n.lower().replace('_', '-').replace('.', '-')\n"
+            "    if n and k not in seen: seen[k] = [d.version, sorted(d.requires or [])]\n"
+            "print(json.dumps(seen))")
+    expected = json.loads(subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                                         check=True).stdout)
+    got = dict((k, [d.version, sorted(d.requires)]) for k, d in probe.dists.items())
+    assert got == expected and len(got) > 10
+
+
+def test_only_the_header_block_is_read(tmp_path):
+    info = tmp_path / "fancy-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_bytes(
+        b"Metadata-Version: 2.1\r\nName: fancy\r\nVersion: 1.0\r\nRequires-Dist: real-dep (>=1)\r\n"
+        b"Summary: a summary that is\r\n  folded over two lines\r\nProvides-Extra: cli\r\n\r\n"
+        b"# Fancy\r\n\r\nRequires-Dist: not-a-header-but-readme-text\r\n" + b"x" * 100000 + b"\r\n")
+    probe = parse_probe(run_script(tmp_path))
+    dist = probe.dists["fancy"]
+    assert dist.requires == ["real-dep (>=1)"]
+    assert dist.provides_extra == {"cli"}
+
+
+def test_egg_info_directories_and_files_are_found(tmp_path):
+    egg = tmp_path / "legacy_pkg.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: legacy-pkg\nVersion: 0.9\n")
+    (egg / "requires.txt").write_text("six>=1.0\n\n[cli]\nclick\n")
+    (tmp_path / "single_file-2.0-py3.12.egg-info").write_text("Metadata-Version: 1.1\nName: single-file\nVersion: 2.0\n")
+    probe = parse_probe(run_script(tmp_path))
+    assert probe.dists["legacy-pkg"].version == "0.9"
+    assert probe.dists["legacy-pkg"].requires == ["six>=1.0", 'click; extra == "cli"']
+    assert probe.dists["single-file"].version == "2.0"

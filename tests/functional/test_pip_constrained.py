@@ -1,0 +1,448 @@
+"""primus.trainenv.pip_constrained for real: ansible-playbook, the venv's own pip, a loopback index.
+
+The tests build tiny deterministic stand-in wheels (tests/world/lib/wheel.py), write a PEP 503
+index (tests/world/lib/index.py) and serve it on 127.0.0.1 (tests/world/lib/server.py). Target venvs
+come from PRIMUS_TEST_PYTHON312 (default pyenv's 3.12.1) with the pip that venv bundles; one
+template venv is made per session and copied per test. The module runs through ansible-playbook
+with the controller's python; a small callback plugin written at test time records each task
+result as JSON. This machine's own PIP_* variables are deliberately left in the environment: the
+module must not see them (use_pip_config defaults to false).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+from world.lib.index import write_simple_index  # noqa: E402
+from world.lib.server import serve  # noqa: E402
+from world.lib.wheel import build_wheel  # noqa: E402
+
+pytestmark = pytest.mark.functional
+
+PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
+CONTROLLER_BIN = os.path.dirname(sys.executable)
+ROCM = "2.12.0+rocm7.15.0a20260720"
+
+CALLBACK = '''
+import json
+import os
+
+from ansible.plugins.callback import CallbackBase
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "notification"
+    CALLBACK_NAME = "pipc_results"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def _write(self, result, status):
+        with open(os.environ["PIPC_RESULTS"], "a") as handle:
+            handle.write(json.dumps({"status": status, "result": result._result}, default=str) + "\\n")
+
+    def v2_runner_on_ok(self, result, **kwargs):
+        self._write(result, "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
+        self._write(result, "failed")
+'''
+
+# A PEP 517 backend kept inside the project (backend-path), so builds need no setuptools and no
+# network. It records the MARK environment variable it saw, to prove `environment` reaches builds.
+BACKEND = '''
+import base64, hashlib, json, os, zipfile
+
+def _project():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "project.json")) as handle:
+        return json.load(handle)
+
+def _dist(p):
+    return "%s-%s" % (p["name"].replace("-", "_"), p["version"])
+
+def _metadata(p):
+    lines = ["Metadata-Version: 2.1", "Name: %s" % p["name"], "Version: %s" % p["version"]]
+    lines += ["Requires-Dist: %s" % r for r in p.get("requires", [])]
+    return "\\n".join(lines) + "\\n"
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    p = _project()
+    info = _dist(p) + ".dist-info"
+    os.makedirs(os.path.join(metadata_directory, info))
+    with open(os.path.join(metadata_directory, info, "METADATA"), "w") as handle:
+        handle.write(_metadata(p))
+    return info
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    p = _project()
+    info = _dist(p) + ".dist-info"
+    files = {
+        p["module"] + "/__init__.py": "BUILT_WITH_MARK = %r\\n" % os.environ.get("MARK"),
+        info + "/METADATA": _metadata(p),
+        info + "/WHEEL": "Wheel-Version: 1.0\\nGenerator: test-backend\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+    }
+    record = []
+    for path, text in files.items():
+        data = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
+    record.append(info + "/RECORD,,")
+    name = _dist(p) + "-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+        zf.writestr(info + "/RECORD", "\\n".join(record) + "\\n")
+    return name
+'''
+
+
+# ---- the world ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pipc-world")
+    files = root / "files"
+    empty = ""
+    build_wheel(str(files), "torch", ROCM, files={"torch/__init__.py": "BUILD = 'rocm'\n"})
+    build_wheel(str(files), "torch", "2.12.0+cpu", files={"torch/__init__.py": "BUILD = 'cpu'\n"})
+    # The trap: an upstream torch that is newer and drags CUDA wheels in.
+    build_wheel(str(files), "torch", "2.13.0", requires=["nvidia-cublas-cu12==12.1"],
+                files={"torch/__init__.py": "BUILD = 'cuda'\n"})
+    build_wheel(str(files), "nvidia-cublas-cu12", "12.1", files={"nvidia_cublas/__init__.py": empty})
+    build_wheel(str(files), "needs-new-torch", "1.0", requires=["torch>=2.13"], files={"nnt/__init__.py": empty})
+    build_wheel(str(files), "cuda-app", "1.0", requires=["torch"], files={"cuda_app/__init__.py": empty})
+    build_wheel(str(files), "einops", "0.8.1", files={"einops/__init__.py": empty})
+    build_wheel(str(files), "tqdm", "4.67.3", files={"tqdm/__init__.py": empty})
+    build_wheel(str(files), "tilelang", "0.1.8", files={"tilelang/__init__.py": empty})
+    build_wheel(str(files), "quack-kernels", "0.3.1", files={"quack/__init__.py": empty})
+    build_wheel(str(files), "nvidia-cutlass-dsl", "4.6.0", files={"cutlass/__init__.py": empty})
+    write_simple_index(str(files), str(root / "simple"), "/files")
+    trap = root / "trap-links"  # what this machine's PIP_FIND_LINKS-like config could inject
+    build_wheel(str(trap), "einops", "9.9.9", files={"einops/__init__.py": "TRAP = True\n"})
+    return root
+
+
+@pytest.fixture(scope="session")
+def index(world):
+    with serve(str(world)) as base:
+        yield base + "/simple"
+
+
+@pytest.fixture(scope="session")
+def template_venv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pipc-template") / "venv"
+    subprocess.run([PY312, "-m", "venv", str(path)], check=True, env=clean_env())
+    return path
+
+
+@pytest.fixture
+def venv(template_venv, tmp_path):
+    path = tmp_path / "venv"
+    shutil.copytree(str(template_venv), str(path), symlinks=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def ansible_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pipc-ansible")
+    (root / "callback_plugins").mkdir()
+    (root / "callback_plugins" / "pipc_results.py").write_text(CALLBACK)
+    (root / "ansible.cfg").write_text("[defaults]\n")
+    return root
+
+
+def clean_env(**extra):
+    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PRIMUS_")))
+    env.update(extra)
+    return env
+
+
+def installed(venv):
+    """The installed set, read independently of the module."""
+    code = ("import json, importlib.metadata as m; "
+            "print(json.dumps(sorted([d.metadata['Name'].lower(), d.version] for d in m.distributions())))")
+    out = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    return [tuple(x) for x in json.loads(out)]
+
+
+def pip_direct(venv, *args):
+    """Prepare a venv state with plain pip (isolated), not through the module."""
+    env = clean_env(PIP_CONFIG_FILE=os.devnull)
+    env = dict((k, v) for k, v in env.items() if not k.startswith("PIP_") or k == "PIP_CONFIG_FILE")
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+                   + list(args), check=True, env=env)
+
+
+def task(args, check=False, diff=False):
+    return {"primus.trainenv.pip_constrained": args, "check_mode": check, "diff": diff}
+
+
+class Runner(object):
+    """Runs a playbook of pip_constrained tasks (one ansible-playbook process per call)."""
+
+    def __init__(self, ansible_dir, tmp_path):
+        self.dir = ansible_dir
+        self.tmp = tmp_path
+        self.count = 0
+        self.stdout = ""
+
+    def play(self, tasks, interpreter=None, env=None):
+        """Return [(result dict, failed)] for the tasks that ran (a failed task ends the play)."""
+        self.count += 1
+        playbook = self.tmp / ("play%d.yml" % self.count)
+        playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
+        results = self.tmp / ("play%d.jsonl" % self.count)
+        cmd = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", "ansible_python_interpreter=%s" % (interpreter or sys.executable), str(playbook)]
+        run_env = clean_env(ANSIBLE_CONFIG=str(self.dir / "ansible.cfg"),
+                            ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
+                            ANSIBLE_CALLBACK_PLUGINS=str(self.dir / "callback_plugins"),
+                            ANSIBLE_CALLBACKS_ENABLED="pipc_results", PIPC_RESULTS=str(results),
+                            ANSIBLE_LOCAL_TEMP=str(self.tmp / "ansible-local"),
+                            ANSIBLE_REMOTE_TMP=str(self.tmp / "ansible-remote"), ANSIBLE_NOCOLOR="1",
+                            ANSIBLE_DEPRECATION_WARNINGS="0")
+        run_env.update(env or {})
+        proc = subprocess.run(cmd, cwd=str(self.tmp), env=run_env, capture_output=True, text=True, timeout=300,
+                              check=False)
+        self.stdout = proc.stdout
+        assert results.exists(), "no task result (rc=%d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr)
+        records = [json.loads(line) for line in results.read_text().splitlines()]
+        return [(r["result"], r["status"] == "failed") for r in records]
+
+    def __call__(self, args, check=False, diff=False, interpreter=None, env=None):
+        """One task; return (result dict, failed)."""
+        return self.play([task(args, check, diff)], interpreter, env)[0]
+
+
+@pytest.fixture
+def run(ansible_dir, tmp_path):
+    return Runner(ansible_dir, tmp_path)
+
+
+# ---- 1: converged re-run: no pip, no network -------------------------------------------------
+
+def test_install_then_rerun_without_index_server_and_without_pip(world, ansible_dir, venv, tmp_path):
+    run = Runner(ansible_dir, tmp_path)
+    log = tmp_path / "logs" / "torch.log"
+    with serve(str(world)) as base:
+        args = {"venv": str(venv), "name": ["torch==%s" % ROCM], "index_url": base + "/simple", "pre": True,
+                "forbid": ["nvidia-*"], "log_path": str(log)}
+        result, failed = run(args)
+    assert not failed and result["changed"] is True
+    assert result["added"] == [{"name": "torch", "version": ROCM}]
+    assert ("torch", ROCM) in installed(venv)
+    log_before = log.read_text()
+    assert "--dry-run" in log_before and "Successfully installed torch" in log_before
+
+    # The server is stopped now; and pip itself is made unrunnable: if the module started pip,
+    # `python -m pip` would fail with "No module named pip".
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    os.rename(str(site / "pip"), str(site / "pip.disabled"))
+    try:
+        result, failed = run(args)
+    finally:
+        os.rename(str(site / "pip.disabled"), str(site / "pip"))
+    assert not failed, result.get("msg")
+    assert result["changed"] is False and result["satisfied"] is True
+    assert result["commands"] == [] and result["reasons"] == []
+    assert log.read_text() == log_before
+
+
+# ---- 2: a CPU torch is replaced by the pinned ROCm build ---------------------------------------
+
+def test_cpu_torch_replaced_by_the_rocm_pin(world, index, venv, run):
+    pip_direct(venv, "--no-index", "--find-links", str(world / "files"), "torch==2.12.0+cpu")
+    assert ("torch", "2.12.0+cpu") in installed(venv)
+    result, failed = run({"venv": str(venv), "name": ["torch==%s" % ROCM], "index_url": index}, diff=True)
+    assert not failed and result["changed"] is True
+    assert result["replaced"] == [{"name": "torch", "before": "2.12.0+cpu", "after": ROCM}]
+    assert result["diff"] == {"before": "torch==2.12.0+cpu\n", "after": "torch==%s\n" % ROCM}
+    assert ("torch", ROCM) in installed(venv) and ("torch", "2.12.0+cpu") not in installed(venv)
+    code = "import torch; print(torch.BUILD)"
+    assert subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "rocm"
+
+
+# ---- 3: a constraints conflict fails, says why, and changes nothing -----------------------------
+
+def test_constraint_conflict_names_the_pinned_torch_and_leaves_the_venv(world, index, venv, run, tmp_path):
+    pip_direct(venv, "--no-index", "--find-links", str(world / "files"), "torch==%s" % ROCM, "einops")
+    constraints = tmp_path / "pip-constraints.txt"
+    constraints.write_text("# Generated by tools/installation/setup.sh.\n"
+                           "# Keeps pip from replacing the ROCm GPU stack with upstream builds.\n"
+                           "torch==%s\n" % ROCM)
+    before = installed(venv)
+    result, failed = run({"venv": str(venv), "name": ["needs-new-torch"], "index_url": index,
+                          "constraints": [str(constraints)]})
+    assert failed and result["failure"] == "conflict"
+    assert "needs-new-torch 1.0 depends on torch>=2.13" in result["msg"]
+    assert "The user requested (constraint) torch==%s" % ROCM in result["msg"]
+    assert "would replace the pinned ROCm torch (torch==%s from %s)" % (ROCM, constraints) in result["msg"]
+    assert result["msg"].endswith("The venv is unchanged.")
+    assert "ResolutionImpossible" in result["stderr"]
+    assert result["rc"] == 1 and "--constraint" in result["cmd"]
+    assert installed(venv) == before
+
+
+# ---- 4: check mode, and --diff ------------------------------------------------------------------
+
+def test_check_mode_plans_then_converged_reports_nothing(index, venv, run):
+    args = {"venv": str(venv), "name": ["torch==%s" % ROCM, "cuda-app"], "index_url": index,
+            "forbid": ["nvidia-*"]}
+    before = installed(venv)
+    (plan, failed), = run.play([task(args, check=True, diff=True)])
+    assert not failed and plan["changed"] is True
+    assert [(p["name"], p["version"], p["action"]) for p in plan["plan"]] == [
+        ("cuda-app", "1.0", "install"), ("torch", ROCM, "install")]
+    assert plan["diff"] == {"before": "", "after": "cuda-app==1.0\ntorch==%s\n" % ROCM}
+    assert "+cuda-app==1.0" in run.stdout and "+torch==%s" % ROCM in run.stdout  # what --diff prints
+    assert installed(venv) == before
+
+    (real, failed), (again, failed_again) = run.play([task(args, diff=True), task(args, check=True, diff=True)])
+    assert not failed and real["changed"] is True
+    assert sorted(a["name"] for a in real["added"]) == ["cuda-app", "torch"]
+    assert not failed_again and again["changed"] is False and again["commands"] == []
+    assert again["diff"] == {"before": "", "after": ""}
+
+
+# ---- 5: forbid ------------------------------------------------------------------------------------
+
+def test_forbid_fails_before_install_naming_the_distribution_and_its_requirer(index, venv, run):
+    before = installed(venv)
+    result, failed = run({"venv": str(venv), "name": ["cuda-app"], "index_url": index, "forbid": ["nvidia-*"]})
+    assert failed and result["failure"] == "forbidden"
+    assert result["forbidden"][0]["name"] == "nvidia-cublas-cu12"
+    assert result["forbidden"][0]["required_by"] == ["torch 2.13.0"]
+    assert ("nvidia-cublas-cu12 12.1 (forbidden by nvidia-*): required by torch 2.13.0, required by cuda-app 1.0, "
+            "requested by this task") in result["msg"]
+    assert [("--dry-run" in c) for c in result["commands"]] == [True]
+    assert installed(venv) == before
+
+
+# ---- 6: src, requirements, find_links + no_index, absent: each works and is idempotent ---------
+
+def make_project(path, name, version, static=True, requires=()):
+    path.mkdir()
+    project = {"name": name, "version": version, "module": name.replace("-", "_"), "requires": list(requires)}
+    (path / "project.json").write_text(json.dumps(project))
+    (path / "backend.py").write_text(BACKEND)
+    pyproject = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    if static:
+        pyproject += '\n[project]\nname = "%s"\nversion = "%s"\ndependencies = %s\n' % (
+            name, version, json.dumps(list(requires)))
+    (path / "pyproject.toml").write_text(pyproject)
+    return path
+
+
+@pytest.mark.parametrize("static", [True, False], ids=["static-pyproject", "dynamic-metadata"])
+def test_src_no_build_isolation_no_deps_is_idempotent(venv, run, tmp_path, static):
+    src = make_project(tmp_path / "turbo", "primus-turbo", "0.2.0+edc8d2c", static=static,
+                       requires=["triton==3.7.0", "not-on-any-index"])
+    args = {"venv": str(venv), "src": str(src), "no_deps": True, "no_build_isolation": True,
+            "environment": {"MARK": "from-task"}}
+    (result, failed), (again, failed_again) = run.play([task(args), task(args)])
+    assert not failed, result.get("msg")
+    assert result["changed"] is True and result["added"] == [{"name": "primus-turbo", "version": "0.2.0+edc8d2c"}]
+    code = "import primus_turbo; print(primus_turbo.BUILT_WITH_MARK)"
+    assert subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "from-task"
+    result, failed = again, failed_again
+    assert not failed and result["changed"] is False
+    if static:
+        assert result["src_project"]["source"] == "pyproject.toml" and result["commands"] == []
+    else:
+        # Dynamic metadata: pip prepares it once, offline, and installs nothing.
+        assert result["src_project"] == {"name": "primus-turbo", "version": "0.2.0+edc8d2c", "source": "pip-metadata"}
+        (cmd,) = result["commands"]
+        assert "--dry-run" in cmd and "--no-index" in cmd and "--no-deps" in cmd
+
+
+def test_requirements_file_with_constraints_is_idempotent(index, venv, run, tmp_path):
+    (tmp_path / "pins.txt").write_text("torch==%s\n" % ROCM)
+    req = tmp_path / "requirements.txt"
+    req.write_text("# like Primus's requirements.txt\neinops\ntqdm==4.67.3  # pinned\ncuda-app\n"
+                   "torch==%s\n-c pins.txt\n" % ROCM)
+    args = {"venv": str(venv), "requirements": str(req), "index_url": index, "forbid": ["nvidia-*"]}
+    (result, failed), (again, failed_again) = run.play([task(args), task(args)])
+    assert not failed, result.get("msg")
+    assert sorted(a["name"] for a in result["added"]) == ["cuda-app", "einops", "torch", "tqdm"]
+    assert not failed_again and again["changed"] is False and again["commands"] == []
+
+
+def test_find_links_no_index_is_idempotent(world, venv, run):
+    args = {"venv": str(venv), "name": ["tqdm==4.67.3", "einops"], "find_links": [str(world / "files")],
+            "no_index": True}
+    (result, failed), (again, failed_again) = run.play([task(args), task(args)])
+    assert not failed and result["changed"] is True
+    assert "--no-index" in result["cmd"] and str(world / "files") in result["cmd"]
+    assert not failed_again and again["changed"] is False and again["commands"] == []
+
+
+def test_absent_with_names_and_patterns_is_idempotent(world, venv, run):
+    pip_direct(venv, "--no-index", "--find-links", str(world / "files"), "tilelang", "quack-kernels",
+               "nvidia-cutlass-dsl", "einops")
+    args = {"venv": str(venv), "name": ["tilelang", "quack-kernels*", "nvidia-cutlass-dsl*", "never-installed"],
+            "state": "absent"}
+    (plan, failed_plan), (result, failed), (again, failed_again) = run.play(
+        [task(args, check=True), task(args, diff=True), task(args)])
+    assert not failed_plan and plan["changed"] is True and plan["commands"] == []
+    assert not failed and result["changed"] is True  # so the check-mode run removed nothing
+    assert [r["name"] for r in result["removed"]] == ["nvidia-cutlass-dsl", "quack-kernels", "tilelang"]
+    assert result["diff"]["after"] == "" and "tilelang==0.1.8" in result["diff"]["before"]
+    names = [n for n, _v in installed(venv)]
+    assert "einops" in names and "tilelang" not in names and "quack-kernels" not in names
+    assert not failed_again and again["changed"] is False and again["commands"] == []
+
+
+# ---- isolation, forcereinstall, VCS, a module python without packaging ----------------------
+
+def test_machine_pip_config_is_ignored_unless_asked(world, index, venv, run):
+    trap = {"PIP_FIND_LINKS": str(world / "trap-links"), "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
+    args = {"venv": str(venv), "name": ["einops"], "index_url": index}
+    results = run.play([task(args), task({"venv": str(venv), "name": ["einops"], "state": "absent"}),
+                        task(dict(args, use_pip_config=True))], env=trap)
+    assert [failed for _r, failed in results] == [False, False, False]
+    assert results[0][0]["added"] == [{"name": "einops", "version": "0.8.1"}]
+    assert results[1][0]["removed"] == [{"name": "einops", "version": "0.8.1"}]
+    assert results[2][0]["added"] == [{"name": "einops", "version": "9.9.9"}]  # the trap, when asked for
+
+
+def test_forcereinstall_reports_the_reinstall(world, venv, run):
+    args = {"venv": str(venv), "name": ["einops==0.8.1"], "find_links": [str(world / "files")], "no_index": True}
+    (_first, _failed), (result, failed) = run.play([task(args), task(dict(args, state="forcereinstall"))])
+    assert not failed and result["changed"] is True and result["reinstalled"] == ["einops"]
+    assert result["added"] == [] and "--force-reinstall" in result["cmd"]
+
+
+def test_vcs_requirement_is_idempotent(venv, run, tmp_path):
+    repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "init"], check=True)
+    subprocess.run(git + ["tag", "6.0.0-rc5"], check=True)
+    args = {"venv": str(venv), "name": ["git+file://%s@6.0.0-rc5" % repo], "no_build_isolation": True}
+    (result, failed), (again, failed_again) = run.play([task(args), task(args)])
+    assert not failed, result.get("msg")
+    assert result["added"] == [{"name": "mlperf-logging", "version": "4.1.0"}]
+    assert not failed_again and again["changed"] is False and again["commands"] == []
+
+
+def test_module_on_a_python_without_packaging_uses_the_venvs_pip_copy(world, venv, run):
+    probe = subprocess.run([PY310, "-c", "import packaging"], capture_output=True, check=False)
+    assert probe.returncode != 0, "this test needs a python3.10 without `packaging`"
+    pip_direct(venv, "--no-index", "--find-links", str(world / "files"), "torch==2.12.0+cpu")
+    args = {"venv": str(venv), "name": ["torch==%s" % ROCM], "find_links": [str(world / "files")], "no_index": True}
+    (result, failed), (again, failed_again) = run.play([task(args), task(args)], interpreter=PY310)
+    assert not failed, result.get("msg")
+    assert result["packaging_source"].endswith(os.path.join("pip", "_vendor", "packaging"))
+    assert result["replaced"] == [{"name": "torch", "before": "2.12.0+cpu", "after": ROCM}]
+    assert not failed_again and again["changed"] is False and again["commands"] == []
