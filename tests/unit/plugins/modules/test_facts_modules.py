@@ -25,7 +25,7 @@ def run_module(name, args, tmpdir, env=None):
     environ = dict(os.environ, PYTHONPATH=COLLECTIONS)
     environ.update(env or {})
     proc = subprocess.run([sys.executable, '-m', 'ansible_collections.primus.trainenv.plugins.modules.' + name,
-                           str(args_file)], env=environ, capture_output=True, text=True, timeout=60)
+                           str(args_file)], env=environ, capture_output=True, text=True, timeout=60, check=False)
     result = json.loads(proc.stdout)
     result['_rc'] = proc.returncode
     return result
