@@ -83,6 +83,7 @@ options:
   chdir:
     description:
       - Working directory for pip (relative project paths in requirements files are relative to it).
+        Relative O(requirements), O(constraints) and O(src) are resolved against it too.
     type: path
   constraints:
     description:
@@ -314,7 +315,7 @@ output_tail:
 failure:
   description:
     - On failure, a category such as V(conflict), V(forbidden), V(not_found), V(network), V(build_failed),
-      V(hash_mismatch), V(not_installable), V(bad_request) or V(pip_error).
+      V(hash_mismatch), V(not_installable), V(bad_request), V(pip_too_old) or V(pip_error).
   returned: failure
   type: str
 conflict:
@@ -504,6 +505,7 @@ class PipConstrained(object):
 
     def src_metadata(self, item):
         """Ask pip for the source tree's name and version (prepares metadata, installs nothing)."""
+        self.require_report_support()
         report = os.path.join(self.module.tmpdir, 'pip-src-metadata.json')
         args = install_args(self.python, self.params, [item.path], report_path=report, metadata_only=True)
         rc, out, err = self.run(args)
@@ -571,7 +573,20 @@ class PipConstrained(object):
             self.module.warn(warning)
         self.finish(force=force)
 
+    def require_report_support(self):
+        """pip install --dry-run --report needs pip 22.2 (Ubuntu 22.04's venvs start with pip 22.0.2)."""
+        pip_dist = self.probe.dists.get('pip')
+        try:
+            too_old = pip_dist is not None and self.pk.Version(pip_dist.version) < self.pk.Version('22.2')
+        except self.pk.InvalidVersion:
+            too_old = False
+        if too_old:
+            self.fail('pip %s in %s cannot plan an install (pip install --dry-run --report needs pip 22.2 or newer, '
+                      'for forbid, check mode and src metadata). Upgrade it first, e.g. a task with name: [pip>=22.2] '
+                      'and no forbid.' % (pip_dist.version, self.venv), failure='pip_too_old')
+
     def dry_run(self, targets):
+        self.require_report_support()
         report = os.path.join(self.module.tmpdir, 'pip-report.json')
         args = install_args(self.python, self.params, targets, report_path=report)
         rc, out, err = self.run(args)
@@ -635,8 +650,22 @@ class PipConstrained(object):
             self.fail_pip('pip uninstall', rc, out, err)
         self.finish()
 
+    def resolve_paths(self):
+        """Relative requirements/constraints/src paths are relative to chdir, for pip and for the decision alike."""
+        base = self.params['chdir']
+        if not base:
+            return
+
+        def absolute(path):
+            return path if os.path.isabs(path) else os.path.join(base, path)
+        for key in ('requirements', 'src'):
+            if self.params[key]:
+                self.params[key] = absolute(self.params[key])
+        self.params['constraints'] = [absolute(p) for p in self.params['constraints']]
+
     def main(self):
         params = self.params
+        self.resolve_paths()
         if not os.path.isfile(self.python):
             if params['state'] == 'absent':
                 self.result['satisfied'] = True

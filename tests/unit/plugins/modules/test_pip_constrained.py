@@ -377,3 +377,26 @@ def test_missing_venv(monkeypatch, tmp_path):
 def test_bad_requirement_is_a_clean_failure(monkeypatch, venv, tmp_path):
     result, failed = run_module(monkeypatch, venv, tmp_path, name=["torch["])
     assert failed and result["failure"] == "bad_request" and "name[0]: invalid requirement" in result["msg"]
+
+
+def test_old_pip_cannot_plan_and_says_how_to_fix(monkeypatch, venv, tmp_path):
+    venv.add("pip", "22.0.2")  # what an Ubuntu 22.04 python3.10 venv starts with
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"], forbid=["nvidia-*"])
+    assert failed and result["failure"] == "pip_too_old" and "pip>=22.2" in result["msg"]
+    assert venv.pip_calls() == []
+    venv.install = installer(venv, {"pip": "23.2.1"})
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["pip>=22.2"])
+    assert not failed and result["upgraded"] == [{"name": "pip", "before": "22.0.2", "after": "23.2.1"}]
+
+
+def test_relative_paths_follow_chdir(monkeypatch, venv, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "requirements.txt").write_text("einops\n")
+    (work / "c.txt").write_text("torch==%s\n" % ROCM)
+    venv.install = installer(venv, {"einops": "0.8.1"})
+    result, failed = run_module(monkeypatch, venv, tmp_path, requirements="requirements.txt", constraints=["c.txt"],
+                                chdir=str(work))
+    assert not failed and result["added"] == [{"name": "einops", "version": "0.8.1"}]
+    cmd = venv.pip_calls()[-1]
+    assert str(work / "requirements.txt") in cmd and str(work / "c.txt") in cmd
