@@ -325,6 +325,24 @@ def test_check_mode_gives_the_same_plan(callback_dir, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_missing_build_tools(callback_dir, tmp_path):
+    """A PATH that has everything but git, make and the C++ compilers."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    hidden = {"git", "make", "c++", "g++", "clang++", "gcc", "cc"}
+    for directory in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for name in os.listdir(directory):
+            if name not in hidden and not (fakebin / name).exists():
+                os.symlink(os.path.join(directory, name), str(fakebin / name))
+    run = playbook(["-e", "primus_base=%s" % (tmp_path / "x" / "base")], callback_dir, tmp_path,
+                   env={"PATH": "%s:%s" % (CONTROLLER_BIN, fakebin)})
+    assert run.rc != 0
+    assert ("not found on PATH: git, make, a C++ compiler (c++, g++, clang++)" in run.failure("localhost")), run.stdout[-2000:]
+    assert not (tmp_path / "x").exists()
+
+
 def controllers():
     dirs = os.environ.get("PRIMUS_TEST_CONTROLLERS", os.path.join(REPO, ".venv", "bin")).split()
     return [d for d in dirs if os.path.exists(os.path.join(d, "ansible-playbook"))]
