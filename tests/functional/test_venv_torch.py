@@ -1,0 +1,246 @@
+"""Stages venv and torch, the constraints guard and env.sh, run by an unprivileged user against
+the simulated world (see conftest.py for how the target is reached)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from harness import REPO, tree_state
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from world.lib.wheel import build_wheel  # noqa: E402
+
+pytestmark = pytest.mark.functional
+
+ROCM = "2.12.0+rocm7.15.0a20260720"
+EXPECTED = {
+    "torch": ROCM,
+    "torchaudio": "2.11.0+rocm7.15.0a20260720",
+    "torchvision": "0.27.0+rocm7.15.0a20260720",
+    "apex": "1.12.0+rocm7.15.0a20260720",
+    "rocm-sdk-devel": "7.15.0a20260720",
+    "amd-torch-device-gfx942": ROCM,
+    "rocm-sdk-device-gfx942": "7.15.0a20260720",
+    "amd-torchvision-device-gfx942": "0.27.0+rocm7.15.0a20260720",
+    "wheel": "0.45.1", "cmake": "3.31.6", "ninja": "1.11.1.3", "packaging": "25.0", "setuptools": "75.1.0",
+    "cxxfilt": "0.3.0", "pytest": "9.0.3", "build": "1.5.0",
+}
+
+INSTALLED = (
+    "import json, sys\n"
+    "from importlib import metadata\n"
+    "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version for d in metadata.distributions()}))\n"
+)
+
+
+def installed(target, base):
+    proc = target.run([os.path.join(base, "venv", "bin", "python"), "-c", INSTALLED])
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def converged(playbook, target):
+    """An empty base converged with --tags venv,torch, then run again."""
+    base = target.base("venv-torch")
+    first = playbook("venv,torch", base)
+    assert first.rc == 0, first
+    second = playbook("venv,torch", base)
+    return base, first, second
+
+
+def test_first_run_builds_the_venv_with_the_exact_pins(converged, target):
+    base, first, _ = converged
+    assert first.stats["node1"]["changed"] > 0
+    venv_python = os.path.join(base, "venv", "bin", "python")
+    version = target.run([venv_python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    assert version.stdout.strip() == "3.12"
+    have = installed(target, base)
+    for name, version in EXPECTED.items():
+        assert have.get(name) == version, "%s: %s" % (name, have.get(name))
+    # Only the detected arch (mi300x: gfx942) gets device wheels.
+    assert not [n for n in have if n.endswith("gfx950")]
+    assert not [n for n in have if n.startswith("nvidia-")]
+    owner = os.stat(base).st_uid
+    assert owner == os.stat(target.home).st_uid, "the base belongs to the unprivileged user"
+
+
+def test_constraints_pin_the_labelled_torch_and_triton(converged, target):
+    base, _, _ = converged
+    with open(os.path.join(base, "pip-constraints.txt")) as handle:
+        lines = [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+    have = installed(target, base)
+    assert lines == ["torch==%s" % ROCM, "triton==%s" % have["triton"]]
+    assert "+" in have["triton"] and "rocm" in have["triton"].split("+", 1)[1]
+
+
+def test_rocm_sdk_initialised_and_recorded_in_env_sh(converged):
+    base, _, _ = converged
+    rocm = os.path.join(base, "venv", "lib", "python3.12", "site-packages", "_rocm_sdk_devel")
+    assert os.path.isfile(os.path.join(rocm, "bin", "hipcc"))
+    with open(os.path.join(base, "env.sh")) as handle:
+        assert "export ROCM_PATH=%s" % rocm in handle.read()
+
+
+def test_second_run_changes_nothing_and_is_quick(converged):
+    _, _, second = converged
+    assert second.rc == 0, second
+    assert second.stats["node1"]["changed"] == 0, second.changed_tasks()
+    print("converged re-run of venv,torch: %.1f s" % second.seconds)
+    # The torch install decided offline: pip did not run.
+    assert second.task("Install torch").get("result", {}).get("commands") == []
+
+
+def test_env_sh_passes_shellcheck(converged):
+    base, _, _ = converged
+    proc = subprocess.run(["shellcheck", "-s", "bash", os.path.join(base, "env.sh")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+# --------------------------------------------------------------------------- env.sh in bash
+
+def source_and_print(target, base, script, **env):
+    return target.bash('source "%s/env.sh"; rc=$?; %s' % (base, script), env=env)
+
+
+@pytest.mark.parametrize("how", ["sourced", "executed"])
+def test_env_sh_refuses_an_unset_primus_base(converged, target, how):
+    base, _, _ = converged
+    script = 'source "%s/env.sh"; echo "after=$?"' % base if how == "sourced" else 'bash "%s/env.sh"; echo "after=$?"' % base
+    proc = target.bash(script)
+    assert "[env] ERROR: PRIMUS_BASE is not set." in proc.stderr
+    assert "after=1" in proc.stdout
+
+
+@pytest.mark.parametrize("how", ["sourced", "executed"])
+def test_env_sh_refuses_a_relative_primus_base(converged, target, how):
+    base, _, _ = converged
+    run = "source" if how == "sourced" else "bash"
+    proc = target.bash('%s "%s/env.sh"; echo "after=$?"' % (run, base), env={"PRIMUS_BASE": "envs/primus"})
+    assert "[env] ERROR: PRIMUS_BASE must be an absolute path, got 'envs/primus'." in proc.stderr
+    assert "after=1" in proc.stdout
+
+
+def test_env_sh_refuses_another_base(converged, target):
+    base, _, _ = converged
+    proc = source_and_print(target, base, 'echo "rc=$rc"', PRIMUS_BASE="/tmp")
+    assert "rc=1" in proc.stdout
+    assert "belongs to PRIMUS_BASE=%s" % base in proc.stderr
+
+
+@pytest.mark.parametrize("host, atomic, archs", [
+    ("mi300x", "1", "gfx942"),
+    ("mi355x", "0", "gfx950"),
+    ("mixed", "1", "gfx942;gfx950"),
+])
+def test_atomic_fp32_follows_the_gpus_of_the_node(converged, target, host, atomic, archs):
+    base, _, _ = converged
+    kfd = os.path.join(target.hosts_dir, host, "sys", "class", "kfd", "kfd", "topology", "nodes")
+    proc = source_and_print(target, base, 'echo "rc=$rc arch=$PYTORCH_ROCM_ARCH atomic=$NVTE_CK_IS_V3_ATOMIC_FP32"',
+                            PRIMUS_BASE=base, PRIMUS_KFD_NODES=kfd)
+    assert "rc=0 arch=%s atomic=%s" % (archs, atomic) in proc.stdout, proc.stderr
+
+
+def test_portable_arch_list_still_follows_the_node(converged, target):
+    """PYTORCH_ROCM_ARCH=gfx942;gfx950 exported for a portable env: a gfx950 node gets 0, not the seed's 1."""
+    base, _, _ = converged
+    for host, atomic in (("mi355x", "0"), ("mi300x", "1")):
+        kfd = os.path.join(target.hosts_dir, host, "sys", "class", "kfd", "kfd", "topology", "nodes")
+        proc = source_and_print(target, base, 'echo "atomic=$NVTE_CK_IS_V3_ATOMIC_FP32 targets=$HIP_ARCHITECTURES"',
+                                PRIMUS_BASE=base, PRIMUS_KFD_NODES=kfd, PYTORCH_ROCM_ARCH="gfx942;gfx950")
+        assert "atomic=%s targets=gfx942,gfx950" % atomic in proc.stdout, proc.stderr
+
+
+def test_sourcing_twice_does_not_grow_paths_and_runs_no_python(converged, target):
+    base, _, _ = converged
+    kfd = os.path.join(target.hosts_dir, "mi300x", "sys", "class", "kfd", "kfd", "topology", "nodes")
+    # A `python` on PATH that records being run: sourcing must never start it.
+    trap = os.path.join(target.home, "python-trap")
+    shutil.rmtree(trap, ignore_errors=True)
+    os.makedirs(trap)
+    for name in ("python", "python3"):
+        with open(os.path.join(trap, name), "w") as handle:
+            handle.write("#!/bin/sh\ntouch %s/ran\n" % trap)
+        os.chmod(os.path.join(trap, name), 0o755)
+    shutil.chown(trap, target.user)
+    proc = target.bash(
+        'source "$PRIMUS_BASE/env.sh" 2>/dev/null; p1=$PATH; l1=$LD_LIBRARY_PATH; c1=$PIP_CONSTRAINT; '
+        'source "$PRIMUS_BASE/env.sh" 2>/dev/null; '
+        '[ "$p1" = "$PATH" ] && [ "$l1" = "$LD_LIBRARY_PATH" ] && [ "$c1" = "$PIP_CONSTRAINT" ] && echo same; '
+        'echo "PATH=$PATH"; command -v python',
+        env={"PRIMUS_BASE": base, "PRIMUS_KFD_NODES": kfd, "PATH": trap + ":/usr/bin:/bin"})
+    assert "same" in proc.stdout, proc.stdout + proc.stderr
+    path = proc.stdout.split("PATH=", 1)[1].splitlines()[0].split(":")
+    assert len(path) == len(set(path))
+    assert proc.stdout.strip().endswith(os.path.join(base, "venv", "bin", "python"))
+    assert not os.path.exists(os.path.join(trap, "ran")), "sourcing env.sh started python"
+
+
+def test_pip_constraint_guards_later_user_installs(converged, target, world, tmp_path):
+    """Inside the sourced env, a package that needs torch>=2.13 cannot replace the pinned torch."""
+    base, _, _ = converged
+    wheels = os.path.join(target.home, "wheels-needs-new-torch")
+    shutil.rmtree(wheels, ignore_errors=True)
+    build_wheel(wheels, "needs-new-torch", "1.0", requires=["torch>=2.13"], files={"needs_new_torch/__init__.py": ""})
+    shutil.chown(wheels, target.user)
+    before = installed(target, base)
+    proc = source_and_print(
+        target, base,
+        'echo "PIP_CONSTRAINT=$PIP_CONSTRAINT"; pip install --index-url %s --find-links %s needs-new-torch; echo "pip=$?"'
+        % (world["indexes"]["pypi"], wheels),
+        PRIMUS_BASE=base, PIP_CONFIG_FILE="/dev/null")
+    assert "PIP_CONSTRAINT=%s/pip-constraints.txt" % base in proc.stdout
+    assert "pip=1" in proc.stdout, proc.stdout + proc.stderr
+    assert "torch==%s" % ROCM in proc.stdout + proc.stderr
+    assert installed(target, base) == before
+
+
+def test_modulefile_has_the_same_effect_as_env_sh(converged, target):
+    base, _, _ = converged
+    kfd = os.path.join(target.hosts_dir, "mi355x", "sys", "class", "kfd", "kfd", "topology", "nodes")
+    names = ("VIRTUAL_ENV ROCM_PATH ROCM_HOME HIP_PATH HIP_CLANG_PATH HIP_DEVICE_LIB_PATH PYTORCH_ROCM_ARCH "
+             "HIP_ARCHITECTURES GPU_ARCHS PIP_CONSTRAINT PRIMUS_PIP_CONSTRAINTS NVTE_CK_IS_V3_ATOMIC_FP32 "
+             "NVTE_FLASH_ATTN NVTE_FUSED_ATTN HSA_NO_SCRATCH_RECLAIM MAX_JOBS CPATH LIBRARY_PATH PKG_CONFIG_PATH "
+             "PIP_CACHE_DIR TRITON_CACHE_DIR").split()
+    show = "; ".join('echo "%s=${%s:-}"' % (n, n) for n in names) + '; echo "PATH=$PATH"; echo "LD=$LD_LIBRARY_PATH"'
+    sourced = target.bash('source "$PRIMUS_BASE/env.sh" 2>/dev/null; ' + show,
+                          env={"PRIMUS_BASE": base, "PRIMUS_KFD_NODES": kfd})
+    loaded = target.bash('eval "$(modulecmd bash use %s/modulefiles)"; eval "$(modulecmd bash load primus/v26.5)"; %s'
+                         % (base, show), env={"PRIMUS_KFD_NODES": kfd})
+    assert loaded.returncode == 0, loaded.stderr
+
+    def parse(text):
+        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+    env_sh, module = parse(sourced.stdout), parse(loaded.stdout)
+    for name in names:
+        assert module[name] == env_sh[name], "%s: module %r, env.sh %r" % (name, module[name], env_sh[name])
+    assert env_sh["NVTE_CK_IS_V3_ATOMIC_FP32"] == "0"
+    for key in ("PATH", "LD"):
+        assert module[key].split(":")[:4] == env_sh[key].split(":")[:4], key
+
+
+# --------------------------------------------------------------------------- refusals
+
+def test_an_old_python310_venv_stops_the_run_before_any_change(playbook, target, python310):
+    base = target.base("old-venv")
+    made = target.run(["bash", "-c", "mkdir -p %s && %s -m venv --without-pip %s/venv" % (base, python310, base)])
+    assert made.returncode == 0, made.stderr
+    before = tree_state(base)
+    run = playbook("venv,torch", base)
+    assert run.rc != 0
+    assert "is Python 3.10, but v26.5 requires 3.12" in run.output, run
+    assert "rm -rf '%s/venv'" % base in run.output
+    assert tree_state(base) == before, "the old venv and the base are untouched"
+    assert run.stats["node1"]["changed"] == 0
+
+
+def test_primus_python_of_another_version_is_named(playbook, target):
+    base = target.base("py311")
+    run = playbook("venv", base, extra={"primus_python": "/usr/bin/python3.11"})
+    assert run.rc != 0
+    assert "3.11" in run.output and "PRIMUS_PYTHON" in run.output, run
+    assert not os.path.exists(base)
