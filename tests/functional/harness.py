@@ -37,34 +37,7 @@ SHARED = "/tmp/primus-test-%d" % os.getuid()
 RECAP = re.compile(r"^(\S+)\s*: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)"
                    r"\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
 
-RESULTS_CALLBACK = '''
-import json
-import os
-
-from ansible.plugins.callback import CallbackBase
-
-
-class CallbackModule(CallbackBase):
-    """Append every task result as one JSON line to $PRIMUS_TEST_RESULTS."""
-    CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = "notification"
-    CALLBACK_NAME = "primus_test_results"
-    CALLBACK_NEEDS_ENABLED = True
-
-    def _write(self, result, status):
-        with open(os.environ["PRIMUS_TEST_RESULTS"], "a") as handle:
-            handle.write(json.dumps({"host": result._host.get_name(), "task": result._task.get_name(),
-                                     "status": status, "result": result._result}, default=str) + "\\n")
-
-    def v2_runner_on_ok(self, result, **kwargs):
-        self._write(result, "ok")
-
-    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
-        self._write(result, "failed")
-
-    def v2_runner_on_skipped(self, result, **kwargs):
-        self._write(result, "skipped")
-'''
+CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 
 
 def free_port():
@@ -287,9 +260,6 @@ class PlaybookRun:
 def playbook(tmp_path_factory, target, world, python312):
     """run(tags, base, **extra_vars) -> PlaybookRun; the world's pins and a recorded GPU host."""
     tmp = tmp_path_factory.mktemp("playbook")
-    plugins = tmp / "callback_plugins"
-    plugins.mkdir()
-    (plugins / "primus_test_results.py").write_text(RESULTS_CALLBACK)
     counter = [0]
 
     def run(tags=None, base=None, gpu_host="mi300x", check=False, diff=False, extra=None, env=None, args=()):
@@ -320,7 +290,7 @@ def playbook(tmp_path_factory, target, world, python312):
             argv.append("--diff")
         argv += list(args)
         run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_"))}
-        run_env.update({"ANSIBLE_CALLBACK_PLUGINS": str(plugins), "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
+        run_env.update({"ANSIBLE_CALLBACK_PLUGINS": CALLBACK_PLUGINS, "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
                         "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
         run_env.update(env or {})
         start = time.monotonic()

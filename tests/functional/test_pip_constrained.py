@@ -4,8 +4,8 @@ The tests build tiny deterministic stand-in wheels (tests/world/lib/wheel.py), w
 index (tests/world/lib/index.py) and serve it on 127.0.0.1 (tests/world/lib/server.py). Target venvs
 come from PRIMUS_TEST_PYTHON312 (default pyenv's 3.12.1) with the pip that venv bundles; one
 template venv is made per session and copied per test. The module runs through ansible-playbook
-with the controller's python; a small callback plugin written at test time records each task
-result as JSON. This machine's own PIP_* variables are deliberately left in the environment: the
+with the controller's python; the test callback in tests/functional/callback_plugins records each
+task result as JSON. This machine's own PIP_* variables are deliberately left in the environment: the
 module must not see them (use_pip_config defaults to false).
 """
 import json
@@ -30,29 +30,7 @@ PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.1
 CONTROLLER_BIN = os.path.dirname(sys.executable)
 ROCM = "2.12.0+rocm7.15.0a20260720"
 
-CALLBACK = '''
-import json
-import os
-
-from ansible.plugins.callback import CallbackBase
-
-
-class CallbackModule(CallbackBase):
-    CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = "notification"
-    CALLBACK_NAME = "pipc_results"
-    CALLBACK_NEEDS_ENABLED = True
-
-    def _write(self, result, status):
-        with open(os.environ["PIPC_RESULTS"], "a") as handle:
-            handle.write(json.dumps({"status": status, "result": result._result}, default=str) + "\\n")
-
-    def v2_runner_on_ok(self, result, **kwargs):
-        self._write(result, "ok")
-
-    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
-        self._write(result, "failed")
-'''
+CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 
 # A PEP 517 backend kept inside the project (backend-path), so builds need no setuptools and no
 # network. It records the MARK environment variable it saw, to prove `environment` reaches builds.
@@ -151,8 +129,6 @@ def venv(template_venv, tmp_path):
 @pytest.fixture(scope="session")
 def ansible_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("pipc-ansible")
-    (root / "callback_plugins").mkdir()
-    (root / "callback_plugins" / "pipc_results.py").write_text(CALLBACK)
     (root / "ansible.cfg").write_text("[defaults]\n")
     return root
 
@@ -203,8 +179,8 @@ class Runner(object):
                "-e", "ansible_python_interpreter=%s" % (interpreter or sys.executable), str(playbook)]
         run_env = clean_env(ANSIBLE_CONFIG=str(self.dir / "ansible.cfg"),
                             ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
-                            ANSIBLE_CALLBACK_PLUGINS=str(self.dir / "callback_plugins"),
-                            ANSIBLE_CALLBACKS_ENABLED="pipc_results", PIPC_RESULTS=str(results),
+                            ANSIBLE_CALLBACK_PLUGINS=CALLBACK_PLUGINS,
+                            ANSIBLE_CALLBACKS_ENABLED="primus_test_results", PRIMUS_TEST_RESULTS=str(results),
                             ANSIBLE_LOCAL_TEMP=str(self.tmp / "ansible-local"),
                             ANSIBLE_REMOTE_TMP=str(self.tmp / "ansible-remote"), ANSIBLE_NOCOLOR="1",
                             ANSIBLE_DEPRECATION_WARNINGS="0")

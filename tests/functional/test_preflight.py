@@ -28,31 +28,7 @@ GIB = 1024 ** 3
 ORDER = ("venv torch flash_attn te torchtune torchao pydeps grouped_gemm causal_conv1d mamba primus aiter "
          "turbo boto cleanup manifest").split()
 
-CALLBACK = '''
-import json
-import os
-
-from ansible.plugins.callback import CallbackBase
-
-
-class CallbackModule(CallbackBase):
-    CALLBACK_VERSION = 2.0
-    CALLBACK_TYPE = "notification"
-    CALLBACK_NAME = "preflight_record"
-    CALLBACK_NEEDS_ENABLED = True
-
-    def _write(self, result, status):
-        record = {"host": result._host.get_name(), "task": result._task.get_name(), "status": status,
-                  "result": result._result}
-        with open(os.environ["PREFLIGHT_RECORD"], "a") as handle:
-            handle.write(json.dumps(record, default=str) + "\\n")
-
-    def v2_runner_on_ok(self, result, **kwargs):
-        self._write(result, "ok")
-
-    def v2_runner_on_failed(self, result, ignore_errors=False, **kwargs):
-        self._write(result, "failed")
-'''
+CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 
 
 def clean_env(**extra):
@@ -94,10 +70,8 @@ class Run(object):
 
 
 @pytest.fixture(scope="module")
-def callback_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("preflight-callback")
-    (root / "preflight_record.py").write_text(CALLBACK)
-    return root
+def callback_dir():
+    return CALLBACK_PLUGINS
 
 
 def playbook(args, callback_dir, workdir, env=None, bindir=CONTROLLER_BIN, inventory=None):
@@ -105,8 +79,8 @@ def playbook(args, callback_dir, workdir, env=None, bindir=CONTROLLER_BIN, inven
     cmd = [os.path.join(bindir, "ansible-playbook"), "playbooks/primus.yml", "--tags", "preflight"]
     if inventory:
         cmd += ["-i", str(inventory)]
-    run_env = clean_env(ANSIBLE_CALLBACK_PLUGINS=str(callback_dir), ANSIBLE_CALLBACKS_ENABLED="preflight_record",
-                        PREFLIGHT_RECORD=record, ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0")
+    run_env = clean_env(ANSIBLE_CALLBACK_PLUGINS=str(callback_dir), ANSIBLE_CALLBACKS_ENABLED="primus_test_results",
+                        PRIMUS_TEST_RESULTS=record, ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0")
     run_env.update(env or {})
     proc = subprocess.run(cmd + list(args), cwd=REPO, env=run_env, capture_output=True, text=True, timeout=600,
                           check=False)

@@ -186,6 +186,7 @@ def test_changed_is_the_real_difference_not_pips_wording(monkeypatch, venv, tmp_
 def test_pip_runs_isolated_from_user_config_unless_asked(monkeypatch, venv, tmp_path):
     monkeypatch.setenv("PIP_FIND_LINKS", "/opt/wheels")
     monkeypatch.setenv("PIP_CONSTRAINT", "/etc/xdg/pip/constraints.txt")
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/home/user/.config/pip/pip.conf")
     venv.install = installer(venv, {"x": "1"})
     run_module(monkeypatch, venv, tmp_path, name=["x"], environment={"MAX_JOBS": 4, "PIP_NO_CACHE_DIR": "1"})
     env = venv.environs[1]
@@ -196,7 +197,7 @@ def test_pip_runs_isolated_from_user_config_unless_asked(monkeypatch, venv, tmp_
     venv.calls, venv.environs = [], []
     run_module(monkeypatch, venv, tmp_path, name=["x"], use_pip_config=True)
     assert venv.environs[1]["PIP_FIND_LINKS"] == "/opt/wheels"
-    assert venv.environs[1].get("PIP_CONFIG_FILE") != os.devnull
+    assert venv.environs[1]["PIP_CONFIG_FILE"] == "/home/user/.config/pip/pip.conf"
 
 
 def test_check_mode_fresh_venv_returns_the_plan_and_installs_nothing(monkeypatch, venv, tmp_path):
