@@ -26,6 +26,7 @@ export PATH := $(VENV)/bin:$(PATH)
 export PRIMUS_TEST_PYTHON312 := $(PY312)
 export PRIMUS_TEST_PYTHON310 := $(PY310)
 export PRIMUS_TEST_CONTROLLERS := $(VENV)/bin $(VENV310)/bin
+export PRIMUS_TEST_OUTPUT := $(OUT)
 
 .PHONY: help controller test unit lint sanity functional summary clean
 
@@ -79,6 +80,7 @@ sanity: $(VENV)/.test
 
 functional: $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
+	rm -f $(OUT)/timings.txt
 	$(PYTHON) -m pytest tests/functional -q -m functional --junitxml=$(OUT)/functional.xml
 
 -include tests/world/world.mk

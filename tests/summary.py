@@ -37,6 +37,11 @@ def main(out):
                             % ("ansible-lint", match.group(3), match.group(1), match.group(2)))
     print("\n== make test summary ==")
     print("\n".join(rows) if rows else "no results in %s" % out)
+    timings = os.path.join(out, "timings.txt")
+    if os.path.exists(timings):
+        print("\n== measured ==")
+        with open(timings) as handle:
+            print(handle.read().rstrip())
 
 
 if __name__ == "__main__":

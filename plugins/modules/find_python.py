@@ -18,12 +18,10 @@ description:
   - An interpreter that runs but lacks the C(venv) or C(ensurepip) module (Debian and Ubuntu ship
     them separately) is passed over with the reason, instead of failing later at venv creation.
   - Read-only; finding nothing is not an error (RV(found=false)) because the caller can provision one.
-author: primus.trainenv developers
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+author:
+  - primus.trainenv developers (@primus-trainenv)
+extends_documentation_fragment:
+  - primus.trainenv.attributes.read_only
 options:
   python:
     description:

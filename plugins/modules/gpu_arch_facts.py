@@ -28,15 +28,11 @@ description:
 author:
   - primus.trainenv developers (@primus-trainenv)
 attributes:
-  check_mode:
-    description: Runs normally in check mode; it only reads.
-    support: full
-  diff_mode:
-    description: Nothing to show; it only reads.
-    support: none
   facts:
     description: Sets C(ansible_facts.primus_gpu).
     support: full
+extends_documentation_fragment:
+  - primus.trainenv.attributes.read_only
 options:
   override:
     description:

@@ -40,6 +40,15 @@ RECAP = re.compile(r"^(\S+)\s*: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+f
 CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 
 
+def record_timing(what, seconds):
+    """Keep a measured duration for the `make test` summary (tests/output/timings.txt)."""
+    out = os.environ.get("PRIMUS_TEST_OUTPUT")
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "timings.txt"), "a") as handle:
+            handle.write("%-60s %7.1f s\n" % (what, seconds))
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -147,7 +156,7 @@ class Target:
         """Run a command as the target user (for assertions about what that user sees)."""
         if os.getuid() == 0:
             argv = ["runuser", "-u", self.user, "--"] + list(argv)
-        return subprocess.run(argv, env=env, input=input_text, capture_output=True, text=True, timeout=600)
+        return subprocess.run(argv, env=env, input=input_text, capture_output=True, text=True, timeout=600, check=False)
 
     def bash(self, script, env=None):
         base_env = {"HOME": self.home, "USER": self.user, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -200,7 +209,7 @@ def target(tmp_path_factory):
         "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp", ""]))
     os.makedirs("/run/sshd", exist_ok=True)
     sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
-    for _ in range(50):
+    for _attempt in range(50):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
@@ -252,8 +261,8 @@ class PlaybookRun:
         return found[-1]
 
     def __repr__(self):
-        return "<PlaybookRun rc=%s stats=%s>\nSTDOUT:\n%s\nSTDERR:\n%s" % (self.rc, self.stats, self.stdout[-8000:],
-                                                                         self.stderr[-3000:])
+        return "<PlaybookRun rc=%s stats=%s>\nSTDOUT:\n%s\nSTDERR:\n%s" % (
+            self.rc, self.stats, self.stdout[-8000:], self.stderr[-3000:])
 
 
 @pytest.fixture(scope="session")
@@ -294,7 +303,7 @@ def playbook(tmp_path_factory, target, world, python312):
                         "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
         run_env.update(env or {})
         start = time.monotonic()
-        proc = subprocess.run(argv, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=3600)
+        proc = subprocess.run(argv, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=3600, check=False)
         return PlaybookRun(proc, results, time.monotonic() - start)
 
     return run

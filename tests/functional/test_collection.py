@@ -26,7 +26,8 @@ def clean_env(**extra):
 
 
 def run(cmd, cwd=REPO, env=None):
-    proc = subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True, timeout=300,
+                          check=False)
     assert proc.returncode == 0, "%s failed (rc=%d):\n%s\n%s" % (cmd, proc.returncode, proc.stdout, proc.stderr)
     return proc.stdout
 

@@ -357,8 +357,8 @@ def unprivileged(callback_dir):
     try:
         if os.geteuid() != 0:
             record = os.path.join(work, "record.jsonl")
-            env = clean_env(ANSIBLE_CALLBACK_PLUGINS=str(callback_dir), ANSIBLE_CALLBACKS_ENABLED="preflight_record",
-                            PREFLIGHT_RECORD=record, ANSIBLE_NOCOLOR="1")
+            env = clean_env(ANSIBLE_CALLBACK_PLUGINS=str(callback_dir), ANSIBLE_CALLBACKS_ENABLED="primus_test_results",
+                            PRIMUS_TEST_RESULTS=record, ANSIBLE_NOCOLOR="1")
             yield [os.path.join(CONTROLLER_BIN, "ansible-playbook")], env, REPO, record, work, None
             return
         python_root = os.path.join(work, "python")
@@ -380,7 +380,7 @@ def unprivileged(callback_dir):
                 shutil.copy2(src, dest)
         callbacks = os.path.join(work, "callbacks")
         os.mkdir(callbacks)
-        shutil.copy(str(callback_dir / "preflight_record.py"), callbacks)
+        shutil.copy(os.path.join(callback_dir, "primus_test_results.py"), callbacks)
         home = os.path.join(work, "home")
         os.mkdir(home)
         shutil.chown(home, "nobody")
@@ -389,8 +389,8 @@ def unprivileged(callback_dir):
         variables = {"HOME": home, "PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": os.path.join(python_root, "lib"),
                      "PYTHONPATH": site, "ANSIBLE_HOME": os.path.join(home, ".ansible"),
                      "ANSIBLE_LOCAL_TEMP": os.path.join(home, "tmp"), "ANSIBLE_REMOTE_TEMP": os.path.join(home, "tmp"),
-                     "ANSIBLE_CALLBACK_PLUGINS": callbacks, "ANSIBLE_CALLBACKS_ENABLED": "preflight_record",
-                     "PREFLIGHT_RECORD": record, "ANSIBLE_NOCOLOR": "1"}
+                     "ANSIBLE_CALLBACK_PLUGINS": callbacks, "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
+                     "PRIMUS_TEST_RESULTS": record, "ANSIBLE_NOCOLOR": "1"}
         argv = (["runuser", "-u", "nobody", "--", "env", "-i"] + ["%s=%s" % kv for kv in sorted(variables.items())]
                 + [python, "-m", "ansible.cli.playbook"])
         yield argv, clean_env(), repo, record, work, "nobody"

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the simulated ROCm world into a directory (served by serve.py on a fixed loopback port).
 
     python3 tests/world/build.py --dest .world [--port 38611]
@@ -203,7 +202,7 @@ def _world_of(setup_text):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--dest", default=os.path.join(REPO_ROOT, ".world"))
     parser.add_argument("--port", type=int, default=default_port(),
                         help="loopback port baked into URLs (default $WORLD_PORT or %d)" % DEFAULT_PORT)

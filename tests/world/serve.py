@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Serve a built world on its fixed loopback address (127.0.0.1 only).
 
     python3 tests/world/serve.py start  --root .world   # returns once the server answers
@@ -71,7 +70,7 @@ def _answers(url, timeout=1.0):
 
 def running(root):
     """pid of the world's server, or 0."""
-    _, pidfile, _ = _paths(root)
+    _root, pidfile, _log = _paths(root)
     pid = _read_pid(pidfile)
     return pid if pid and _alive(pid) and _is_ours(pid) else 0
 
@@ -107,7 +106,7 @@ def start(root, timeout=15.0):
 
 
 def stop(root, timeout=10.0):
-    root, pidfile, _ = _paths(root)
+    root, pidfile, _log = _paths(root)
     pid = running(root)
     if pid:
         os.kill(pid, signal.SIGTERM)
@@ -148,7 +147,7 @@ def run(root):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("action", choices=("start", "stop", "status", "run"))
     parser.add_argument("--root", default=os.path.join(os.path.dirname(os.path.dirname(HERE)), ".world"))
     args = parser.parse_args(argv)

@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import sysconfig
 
 import pytest
 import yaml
@@ -42,7 +41,7 @@ def _free_port():
 
 def _tree_hashes(root):
     out = {}
-    for dirpath, _, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             if name in world_build.KEEP:
                 continue
@@ -55,7 +54,7 @@ def _tree_hashes(root):
 def run(args, check=True, **kwargs):
     kwargs.setdefault("env", downloads.isolated_pip_env())
     proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          **kwargs)
+                          check=False, **kwargs)
     if check and proc.returncode != 0:
         raise AssertionError("%s failed (%d):\n%s" % (" ".join(args), proc.returncode, proc.stdout[-4000:]))
     return proc
@@ -165,8 +164,8 @@ def rocm_venv(served, tmp_path_factory):
     v.pip("install", "--quiet", "--pre", *(pins["torch"]["packages"] + device), index="torch")
     run([os.path.join(v.path, "bin", "rocm-sdk"), "init"])
     v.rocm = os.path.join(v.site, "_rocm_sdk_devel")
-    v.build_env = dict(ROCM_PATH=v.rocm, PATH="%s:%s:/usr/bin:/bin" % (os.path.join(v.rocm, "bin"),
-                                                                     os.path.join(v.path, "bin")))
+    v.build_env = dict(ROCM_PATH=v.rocm,
+                       PATH="%s:%s:/usr/bin:/bin" % (os.path.join(v.rocm, "bin"), os.path.join(v.path, "bin")))
     return v
 
 
@@ -207,7 +206,7 @@ def test_overlay_is_the_real_file_with_world_urls_and_commits(world):
             assert re.match("^[0-9a-f]{40}$", source["ref"])
             assert source["ref"] == world["sources"][component]["pinned"]
     assert checks.unserved_pins(yaml.safe_load(text), dict(
-        (key, world_build._served(os.path.join(world["root"], d))) for key, (d, _) in world_build.INDEXES.items())) == []
+        (key, world_build._served(os.path.join(world["root"], d))) for key, (d, _index) in world_build.INDEXES.items())) == []
 
 
 def test_server_binds_loopback_only_and_stops_cleanly(served, tmp_path):

@@ -54,7 +54,7 @@ def git_env():
 
 def _git(args, cwd, stdin=None):
     proc = subprocess.run(["git"] + args, cwd=cwd, input=stdin, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=git_env())
+                          stderr=subprocess.PIPE, env=git_env(), check=False)
     if proc.returncode != 0:
         raise RuntimeError("git %s failed in %s:\n%s" % (" ".join(args), cwd, proc.stderr.decode()))
     return proc.stdout.decode()

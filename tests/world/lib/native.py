@@ -47,7 +47,7 @@ def _cc():
 
 def _run(args, cwd):
     proc = subprocess.run(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
+                          universal_newlines=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (" ".join(args), proc.stdout))
 

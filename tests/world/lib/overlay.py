@@ -27,7 +27,7 @@ def _walk(lines):
         indent = len(match.group("indent"))
         while stack and stack[-1][0] >= indent:
             stack.pop()
-        path = tuple(key for _, key in stack) + (match.group("key"),)
+        path = tuple(key for _indent, key in stack) + (match.group("key"),)
         stack.append((indent, match.group("key")))
         yield index, path, match.group("value")
 
@@ -40,7 +40,7 @@ def render(text, indexes, sources, git_urls, note):
     git_urls: {upstream git URL: world git URL}
     """
     lines = text.splitlines(True)
-    values = dict((path, value) for _, path, value in _walk(lines))
+    values = dict((path, value) for _line, path, value in _walk(lines))
     replace = {}
     for key, url in indexes.items():
         replace[("primus_pins", "indexes", key)] = url

@@ -75,8 +75,7 @@ def _fmt(template, name, version, **extra):
 def _torch_files(version, hip, cuda):
     return {
         "torch/__init__.py": _fmt(modules.TORCH_INIT, "torch", version),
-        "torch/version.py": modules.TORCH_VERSION % {"version": version, "git": "0" * 40,
-                                                      "hip": hip, "cuda": cuda},
+        "torch/version.py": modules.TORCH_VERSION % {"version": version, "git": "0" * 40, "hip": hip, "cuda": cuda},
         "torch/cuda/__init__.py": modules.TORCH_CUDA,
     }
 

@@ -145,6 +145,7 @@ MEGATRON = Repo("Megatron-LM", "main", [
 
 # --- Primus -------------------------------------------------------------------------------------
 
+
 def primus_requirements(url_of):
     return "\n".join([
         "loguru", "wandb", "nltk", "matplotlib", "tyro", "torchao", "torchdata>=0.8.0",
@@ -171,6 +172,7 @@ def primus(url_of):
     ])
 
 # --- the built components -----------------------------------------------------------------------
+
 
 FA = {"name": "flash_attn", "version": "2.8.3", "packages": ["flash_attn"], "ext": "flash_attn_2_cuda",
       "sources": ["csrc/flash_api.cpp"], "needs_torch": True, "arch_env": ["GPU_ARCHS"],

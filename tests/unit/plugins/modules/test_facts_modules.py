@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""glibc_facts, gpu_arch_facts and capacity_info run as Ansible runs them: a module process
+"""glibc_facts, gpu_arch_facts and node_info run as Ansible runs them: a module process
 reading its arguments from a JSON file, against the recorded hosts of tests/world/hosts."""
 
 import json
@@ -14,21 +14,9 @@ import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.glibc import glibcxx_versions_from_file
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+from module_runner import ROOT, run_module
+
 HOSTS = os.path.join(ROOT, 'tests', 'world', 'hosts')
-COLLECTIONS = os.path.join(ROOT, '.collections')
-
-
-def run_module(name, args, tmpdir, env=None):
-    args_file = tmpdir.join('args-%s.json' % name)
-    args_file.write(json.dumps({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=True)}))
-    environ = dict(os.environ, PYTHONPATH=COLLECTIONS)
-    environ.update(env or {})
-    proc = subprocess.run([sys.executable, '-m', 'ansible_collections.primus.trainenv.plugins.modules.' + name,
-                           str(args_file)], env=environ, capture_output=True, text=True, timeout=60, check=False)
-    result = json.loads(proc.stdout)
-    result['_rc'] = proc.returncode
-    return result
 
 
 def warnings_of(result):
@@ -197,11 +185,11 @@ def test_glibc_facts_missing_libstdcxx_path_fails(tmpdir):
     assert result['failed'] is True and 'nope.so' in result['msg']
 
 
-# --- capacity_info ----------------------------------------------------------------------------
+# --- node_info --------------------------------------------------------------------------------
 
 def test_capacity_of_a_path_that_does_not_exist(tmpdir):
     target = tmpdir.join('a', 'b', 'c')
-    result = run_module('capacity_info', dict(path=str(target)), tmpdir)
+    result = run_module('node_info', dict(path=str(target)), tmpdir)
     assert (result['exists'], result['creatable'], result['nearest_existing']) == (False, True, str(tmpdir))
     st = os.statvfs(str(tmpdir))
     assert abs(result['free_bytes'] - st.f_bavail * st.f_frsize) < 512 * 1024 ** 2
@@ -213,22 +201,48 @@ def test_capacity_of_a_path_that_does_not_exist(tmpdir):
 
 def test_capacity_under_a_file(tmpdir):
     tmpdir.join('file').write('x')
-    result = run_module('capacity_info', dict(path=str(tmpdir.join('file', 'base'))), tmpdir)
+    result = run_module('node_info', dict(path=str(tmpdir.join('file', 'base'))), tmpdir)
     assert (result['creatable'], result['nearest_is_dir']) == (False, False)
     assert result['problem'] == '%s exists and is not a directory' % tmpdir.join('file')
 
 
 def test_capacity_of_a_dangling_symlink(tmpdir):
     os.symlink(str(tmpdir.join('gone')), str(tmpdir.join('link')))
-    result = run_module('capacity_info', dict(path=str(tmpdir.join('link', 'base'))), tmpdir)
+    result = run_module('node_info', dict(path=str(tmpdir.join('link', 'base'))), tmpdir)
     assert result['creatable'] is False and 'dangling' in result['problem']
 
 
 def test_capacity_of_an_existing_directory(tmpdir):
-    result = run_module('capacity_info', dict(path=str(tmpdir) + '/'), tmpdir)
+    result = run_module('node_info', dict(path=str(tmpdir) + '/'), tmpdir)
     assert (result['exists'], result['is_dir'], result['creatable'], result['path']) == (True, True, True, str(tmpdir))
 
 
-def test_capacity_rejects_a_relative_path(tmpdir):
-    result = run_module('capacity_info', dict(path='envs/primus'), tmpdir)
-    assert result['failed'] is True and 'not absolute' in result['msg']
+def test_node_info_reports_a_relative_or_empty_path_without_failing(tmpdir):
+    result = run_module('node_info', dict(path='envs/primus'), tmpdir)
+    assert 'failed' not in result
+    assert (result['creatable'], result['problem']) == (False, "'envs/primus' is not an absolute path")
+    result = run_module('node_info', dict(path=''), tmpdir)
+    assert (result['creatable'], result['problem']) == (False, 'PRIMUS_BASE is not set')
+    assert result['user'] and result['cpus'] >= 1
+
+
+def test_node_info_asks_interpreters_for_their_version(tmpdir):
+    broken = tmpdir.join('broken-python')
+    broken.write('#!/bin/sh\necho "error while loading shared libraries" >&2\nexit 127\n')
+    broken.chmod(0o755)
+    missing = str(tmpdir.join('venv', 'bin', 'python'))
+    result = run_module('node_info', dict(path=str(tmpdir), interpreters=[sys.executable, str(broken), missing, '']), tmpdir)
+    have = result['interpreters']
+    assert have[sys.executable] == {'exists': True, 'version': '%d.%d' % sys.version_info[:2], 'error': ''}
+    assert have[str(broken)]['version'] == '' and 'rc 127: error while loading shared libraries' in have[str(broken)]['error']
+    assert have[missing] == {'exists': False, 'version': '', 'error': 'no such file'}
+    assert '' not in have
+
+
+def test_node_info_finds_commands_on_path(tmpdir):
+    tool = tmpdir.join('bin', 'my-tool')
+    tool.write('#!/bin/sh\n', ensure=True)
+    tool.chmod(0o755)
+    result = run_module('node_info', dict(path=str(tmpdir), commands=['my-tool', 'no-such-tool-here']), tmpdir,
+                        env={'PATH': '%s:%s' % (tmpdir.join('bin'), os.environ['PATH'])})
+    assert result['commands'] == {'my-tool': str(tool)}

@@ -8,38 +8,50 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 ---
-module: capacity_info
-short_description: Can this user create a directory here, how much space is free there, and how many CPUs and how much memory it may use
+module: node_info
+short_description: What preflight needs to know about a node, read in one round trip
 version_added: 0.1.0
 description:
   - Looks at O(path) without creating it - whether it exists, its nearest existing ancestor, whether this user
     can create O(path) (or write into it when it exists), and the free and total space of that filesystem as an
     unprivileged user sees it (C(statvfs) C(f_bavail)).
-  - Also reports the CPUs this process may run on (its affinity mask) and the memory available to it
+  - Reports the user, its home, the CPUs this process may run on (its affinity mask) and the memory available to it
     (C(MemAvailable) of C(/proc/meminfo), lowered to what its cgroup's memory limit leaves).
-  - Exists because no builtin module gives the free space of a path that does not exist yet without gathering
-    every mount of the node, and C(ansible.builtin.stat) cannot find the nearest existing ancestor in one call.
-  - Read-only; it never changes the node.
+  - Asks each interpreter of O(interpreters) for its C(major.minor) and looks up each command of O(commands) on C(PATH).
+  - One module run instead of a fact gathering, a stat and several commands - every task costs a round trip, and a
+    converged run should take seconds. No builtin gives the free space of a path that does not exist yet without
+    gathering every mount of the node.
+  - Read-only; it never changes the node. A relative or empty O(path) is reported in RV(problem), not failed on, so that
+    the caller can explain it.
 author:
   - primus.trainenv developers (@primus-trainenv)
-attributes:
-  check_mode:
-    description: Runs normally in check mode; it only reads.
-    support: full
-  diff_mode:
-    description: Nothing to show; it only reads.
-    support: none
+extends_documentation_fragment:
+  - primus.trainenv.attributes.read_only
 options:
   path:
     description: Absolute path of the directory to check. It does not need to exist.
     type: str
     required: true
+  interpreters:
+    description:
+      - Python interpreters to ask for their version (paths, or command names looked up on C(PATH)); empty entries are
+        ignored. Results are keyed by the entry as given.
+    type: list
+    elements: str
+    default: []
+  commands:
+    description: Command names to look up on C(PATH).
+    type: list
+    elements: str
+    default: []
 '''
 
 EXAMPLES = r'''
 - name: Check the build directory before creating anything
-  primus.trainenv.capacity_info:
+  primus.trainenv.node_info:
     path: /home/trainer/envs/primus-env
+    interpreters: [/home/trainer/envs/primus-env/venv/bin/python]
+    commands: [git, make, g++]
   register: base_capacity
 
 - name: Stop when it cannot be created or is too small
@@ -117,10 +129,33 @@ user:
   returned: always
   type: str
   sample: trainer
+home:
+  description: That user's home directory.
+  returned: always
+  type: str
+  sample: /home/trainer
+python:
+  description: The interpreter running this module (it can create a small venv for uv).
+  returned: always
+  type: str
+  sample: /usr/bin/python3
+interpreters:
+  description:
+    - For each interpreter of O(interpreters) - C(exists), C(version) (C(major.minor), empty when it cannot run)
+      and C(error) (why it cannot run).
+  returned: always
+  type: dict
+  sample: {"/usr/bin/python3.11": {"exists": true, "version": "3.11", "error": ""}}
+commands:
+  description: The commands of O(commands) found on C(PATH), with their paths.
+  returned: always
+  type: dict
+  sample: {"git": "/usr/bin/git", "make": "/usr/bin/make"}
 '''
 
 import os
 import pwd
+import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -189,19 +224,54 @@ def cpu_count():
         return os.cpu_count() or 1
 
 
+def interpreter_version(module, path):
+    if os.sep not in path:
+        path = module.get_bin_path(path) or path
+    if not os.path.lexists(path):
+        return {'exists': False, 'version': '', 'error': 'no such file'}
+    try:
+        rc, out, err = module.run_command([path, '-c', "import sys; print('%d.%d' % sys.version_info[:2])"])
+    except (IOError, OSError) as exc:
+        return {'exists': True, 'version': '', 'error': str(exc)}
+    if rc != 0:
+        lines = (err or out or '').strip().splitlines()
+        return {'exists': True, 'version': '', 'error': 'rc %s: %s' % (rc, lines[-1] if lines else 'no output')}
+    return {'exists': True, 'version': out.strip(), 'error': ''}
+
+
 def main():
     module = AnsibleModule(
-        argument_spec=dict(path=dict(type='str', required=True)),
+        argument_spec=dict(
+            path=dict(type='str', required=True),
+            interpreters=dict(type='list', elements='str', default=[]),
+            commands=dict(type='list', elements='str', default=[]),
+        ),
         supports_check_mode=True,
     )
-    path = module.params['path']
-    if not os.path.isabs(path):
-        module.fail_json(msg='path %r is not absolute' % path)
-    path = os.path.normpath(path)
     try:
-        user = pwd.getpwuid(os.geteuid()).pw_name
+        entry = pwd.getpwuid(os.geteuid())
+        user, home = entry.pw_name, entry.pw_dir
     except KeyError:
-        user = str(os.geteuid())
+        user, home = str(os.geteuid()), os.environ.get('HOME', '')
+    node = dict(
+        changed=False, user=user, home=home, python=sys.executable, cpus=cpu_count(),
+        interpreters=dict((p, interpreter_version(module, p)) for p in module.params['interpreters'] if p),
+    )
+    found = [(c, module.get_bin_path(c)) for c in module.params['commands']]
+    node['commands'] = dict((c, where) for c, where in found if where)
+    available = mem_available()
+    limit, usage = cgroup_memory()
+    if limit is not None:
+        room = max(0, limit - (usage or 0))
+        available = min(available, room) if available else room
+    node.update(mem_available_bytes=available, mem_limit_bytes=limit or 0)
+
+    path = module.params['path']
+    if not path or not os.path.isabs(path):
+        problem = 'PRIMUS_BASE is not set' if not path else '%r is not an absolute path' % path
+        module.exit_json(path=path, exists=False, is_dir=False, nearest_existing='', nearest_is_dir=False,
+                         creatable=False, problem=problem, free_bytes=0, total_bytes=0, **node)
+    path = os.path.normpath(path)
 
     exists = os.path.exists(path)
     nearest = path if exists else nearest_existing(path)
@@ -223,14 +293,7 @@ def main():
     except OSError as exc:
         module.fail_json(msg='cannot read the free space of %s: %s' % (stat_dir, exc))
 
-    available = mem_available()
-    limit, usage = cgroup_memory()
-    if limit is not None:
-        room = max(0, limit - (usage or 0))
-        available = min(available, room) if available else room
-
     module.exit_json(
-        changed=False,
         path=path,
         exists=exists,
         is_dir=os.path.isdir(path),
@@ -240,10 +303,7 @@ def main():
         problem=problem,
         free_bytes=free,
         total_bytes=total,
-        cpus=cpu_count(),
-        mem_available_bytes=available,
-        mem_limit_bytes=limit or 0,
-        user=user,
+        **node
     )
 
 

@@ -1,0 +1,142 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: write_files
+short_description: Write several small text files in one round trip, atomically and only when they differ
+version_added: 0.1.0
+description:
+  - Writes each file of O(files) whose content or mode differs, through a temporary file and an atomic rename, and
+    creates missing parent directories (mode 0755).
+  - One module run for a set of generated files (env.sh, the constraints file, the modulefile, the manifest), where
+    C(ansible.builtin.template) costs two round trips per file even when nothing changes.
+  - Check mode reports what would change and writes nothing; diff mode shows each changed file's before and after.
+author:
+  - primus.trainenv developers (@primus-trainenv)
+attributes:
+  check_mode:
+    description: Reports what would be written; writes nothing.
+    support: full
+  diff_mode:
+    description: Before and after of every file that differs.
+    support: full
+options:
+  files:
+    description: The files to write.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      path:
+        description: Absolute path of the file.
+        type: path
+        required: true
+      content:
+        description: The whole text of the file.
+        type: str
+        required: true
+      mode:
+        description: Octal permissions, for example C("0644").
+        type: str
+        default: "0644"
+"""
+
+EXAMPLES = r"""
+- name: Write env.sh and the constraints file
+  primus.trainenv.write_files:
+    files:
+      - path: "{{ primus_base }}/env.sh"
+        content: "{{ lookup('ansible.builtin.template', 'env.sh.j2') }}"
+      - path: "{{ primus_base }}/pip-constraints.txt"
+        content: "torch==2.12.0+rocm7.15.0a20260720\n"
+"""
+
+RETURN = r"""
+written:
+  description: Paths written (or, in check mode, that would be written).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/home/trainer/envs/primus-env/env.sh"]
+unchanged:
+  description: Paths that already had this content and mode.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+import stat
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+
+def current(path):
+    """(content bytes or None, mode or None) of path."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        return data, stat.S_IMODE(os.stat(path).st_mode)
+    except (IOError, OSError):
+        return None, None
+
+
+def write(module, path, data, mode):
+    parent = os.path.dirname(path)
+    tmp = None
+    try:
+        if not os.path.isdir(parent):
+            os.makedirs(parent, 0o755)
+        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+    except (IOError, OSError) as exc:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        module.fail_json(msg="cannot write %s: %s" % (path, exc), path=path)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=dict(
+            path=dict(type="path", required=True),
+            content=dict(type="str", required=True),
+            mode=dict(type="str", default="0644"),
+        ))),
+        supports_check_mode=True,
+    )
+    written, unchanged, diffs = [], [], []
+    for item in module.params["files"]:
+        path = item["path"]
+        if not os.path.isabs(path):
+            module.fail_json(msg="path %r is not absolute" % path)
+        try:
+            mode = int(item["mode"], 8)
+        except ValueError:
+            module.fail_json(msg="mode %r of %s is not octal" % (item["mode"], path))
+        data = to_bytes(item["content"])
+        have, have_mode = current(path)
+        if have == data and have_mode == mode:
+            unchanged.append(path)
+            continue
+        written.append(path)
+        diffs.append(dict(before_header=path, after_header=path,
+                          before=to_text(have, errors="surrogate_or_replace") if have is not None else "",
+                          after=item["content"]))
+        if not module.check_mode:
+            write(module, path, data, mode)
+    module.exit_json(changed=bool(written), written=written, unchanged=unchanged, diff=diffs)
+
+
+if __name__ == "__main__":
+    main()
