@@ -5,9 +5,7 @@
 """glibc_facts, gpu_arch_facts and node_info run as Ansible runs them: a module process
 reading its arguments from a JSON file, against the recorded hosts of tests/world/hosts."""
 
-import json
 import os
-import subprocess
 import sys
 
 import pytest
