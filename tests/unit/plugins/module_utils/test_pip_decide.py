@@ -1,17 +1,13 @@
 """The offline decision: does anything need to change? (run with both packaging copies)."""
 import json
-import os
 
-import pip
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
     decide_present, matches_pattern, plan_absent, same_version, split_pattern, version_satisfies)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import classify, read_requirements_file
 
-PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 ROCM = "2.12.0+rocm7.15.0a20260720"
 VENV_MARKERS = {
     "implementation_name": "cpython", "implementation_version": "3.10.13", "os_name": "posix",
@@ -21,11 +17,6 @@ VENV_MARKERS = {
 }
 
 
-@pytest.fixture(params=["module", "pip-vendored"])
-def pk(request):
-    if request.param == "module":
-        return load_packaging()
-    return load_packaging([PIP_SITE], prefer_module=False)
 
 
 def probe(*dists, **kw):

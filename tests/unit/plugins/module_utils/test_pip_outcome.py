@@ -1,18 +1,14 @@
 """Before/after differences, the diff, and pip's failures read from its real output."""
 import json
-import os
 
-import pip
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_outcome import (
     any_change, classify_failure, compare, conflict_causes, diff_lines, error_lines, explain_conflict,
     resolver_warnings, subprocess_output, summary, tail)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import read_requirements_file
 
-PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 ROCM = "2.12.0+rocm7.15.0a20260720"
 
 # Real output of `pip install -c c.txt needs-new-torch` (pip 23.2.1), c.txt pinning the ROCm torch.
@@ -68,11 +64,6 @@ RESOLVER_WARNING = ("Successfully installed torch-2.13.0\n"
                     "old-app 1.0 requires torch<2.13, but you have torch 2.13.0 which is incompatible.\n")
 
 
-@pytest.fixture(params=["module", "pip-vendored"])
-def pk(request):
-    if request.param == "module":
-        return load_packaging()
-    return load_packaging([PIP_SITE], prefer_module=False)
 
 
 def probe(*dists):

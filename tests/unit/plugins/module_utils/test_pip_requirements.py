@@ -4,21 +4,13 @@ import os
 import pip
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging, load_toml_loads
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_toml_loads
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
     RequirementError, classify, normalize_url, read_requirements_file, split_vcs_url, static_project_identity)
 
 PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 
 
-@pytest.fixture(params=["module", "pip-vendored"])
-def pk(request):
-    """Every rule runs with the module's packaging and with the copy vendored in pip (21.x here)."""
-    if request.param == "module":
-        return load_packaging()
-    loaded = load_packaging([PIP_SITE], prefer_module=False)
-    assert loaded.source != "module"
-    return loaded
 
 
 def test_plain_requirements(pk):
