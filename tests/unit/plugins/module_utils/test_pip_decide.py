@@ -17,8 +17,6 @@ VENV_MARKERS = {
 }
 
 
-
-
 def probe(*dists, **kw):
     """dists: (name, version[, requires[, direct_url[, provides_extra]]]), as the probe prints them."""
     rows = []

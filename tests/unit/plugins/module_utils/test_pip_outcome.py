@@ -64,8 +64,6 @@ RESOLVER_WARNING = ("Successfully installed torch-2.13.0\n"
                     "old-app 1.0 requires torch<2.13, but you have torch 2.13.0 which is incompatible.\n")
 
 
-
-
 def probe(*dists):
     rows = [[n, v, [], None, "/s/" + n, 1, []] for n, v in dists]
     return parse_probe("%s\n%s" % (PROBE_MARKER, json.dumps({"dists": rows, "markers": {}})))

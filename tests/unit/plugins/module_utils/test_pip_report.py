@@ -15,8 +15,6 @@ REPORT_FRESH_CUDA_APP_PIP23 = '{"version": "1", "pip_version": "23.2.1", "instal
 REPORT_REPLACE_TORCH_PIP25 = '{"version": "1", "pip_version": "25.2", "install": [{"download_info": {"url": "http://127.0.0.1:8765/files/torch-2.12.0%2Brocm7.15.0a20260720-py3-none-any.whl", "archive_info": {"hash": "sha256=5a414a89471f5c22944a9c096194a847ca2a938ca23b81fd6529171afae87961"}}, "is_direct": false, "is_yanked": false, "requested": true, "metadata": {"metadata_version": "2.1", "name": "torch", "version": "2.12.0+rocm7.15.0a20260720", "summary": "stand-in for torch (primus.trainenv test world)"}}, {"download_info": {"url": "http://127.0.0.1:8765/files/hub-1.0-py3-none-any.whl", "archive_info": {"hash": "sha256=6cc03e9fb9c8d63fcb2cbbaca8178f140224e25532cd73a417a8871411b0cf65"}}, "is_direct": false, "is_yanked": false, "requested": true, "metadata": {"metadata_version": "2.1", "name": "hub", "version": "1.0", "summary": "stand-in for hub (primus.trainenv test world)", "requires_dist": ["inq==1.0; extra == \\"cli\\"", "torch"]}, "requested_extras": ["cli"]}]}'  # noqa: E501
 
 
-
-
 def probe(*dists):
     rows = [[d[0], d[1], d[2] if len(d) > 2 else [], None, "/s/%s" % d[0], 1, []] for d in dists]
     markers = {"python_version": "3.12", "sys_platform": "linux", "platform_machine": "x86_64",

@@ -11,8 +11,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements i
 PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 
 
-
-
 def test_plain_requirements(pk):
     item = classify(pk, "Torch==2.12.0+rocm7.15.0a20260720", "name[0]")
     assert (item.kind, item.name) == ("req", "torch")
