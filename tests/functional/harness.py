@@ -176,7 +176,7 @@ def _ensure_user(name):
 
 
 @pytest.fixture(scope="session")
-def target(tmp_path_factory):
+def target(tmp_path_factory, python312):
     hosts_dir = os.path.join(SHARED, "hosts")
     if os.path.exists(hosts_dir):
         shutil.rmtree(hosts_dir)
@@ -185,6 +185,7 @@ def target(tmp_path_factory):
     shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), hosts_dir, symlinks=True)
     if os.getuid() != 0:
         entry = pwd.getpwuid(os.getuid())
+        os.environ["PRIMUS_WORLD_UV_PYTHON"] = python312
         host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
         yield Target(entry.pw_name, entry.pw_dir, host, hosts_dir)
         return
@@ -206,7 +207,9 @@ def target(tmp_path_factory):
         "Port %d" % port, "ListenAddress 127.0.0.1", "HostKey %s" % (tmp / "host_key"),
         "PidFile %s" % (tmp / "sshd.pid"), "AuthorizedKeysFile %s/%%u" % keys, "StrictModes no",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin no",
-        "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp", ""]))
+        "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp",
+        # The world's uv stand-in "downloads" this interpreter when `uv python install 3.12` runs.
+        "SetEnv PRIMUS_WORLD_UV_PYTHON=%s" % python312, ""]))
     os.makedirs("/run/sshd", exist_ok=True)
     sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
     for _attempt in range(50):
@@ -261,8 +264,9 @@ class PlaybookRun:
         return found[-1]
 
     def __repr__(self):
-        return "<PlaybookRun rc=%s stats=%s>\nSTDOUT:\n%s\nSTDERR:\n%s" % (
-            self.rc, self.stats, self.stdout[-8000:], self.stderr[-3000:])
+        failures = "".join("FAILED %s: %s\n" % (r["task"], r["result"].get("msg", "")) for r in self.failed())
+        return "<PlaybookRun rc=%s stats=%s>\n%sSTDOUT:\n%s\nSTDERR:\n%s" % (
+            self.rc, self.stats, failures, self.stdout[-8000:], self.stderr[-3000:])
 
 
 @pytest.fixture(scope="session")
@@ -298,7 +302,8 @@ def playbook(tmp_path_factory, target, world, python312):
         if diff:
             argv.append("--diff")
         argv += list(args)
-        run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_"))}
+        run_env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_")) or k == "PRIMUS_WORLD_UV_PYTHON"}
         run_env.update({"ANSIBLE_CALLBACK_PLUGINS": CALLBACK_PLUGINS, "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
                         "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
         run_env.update(env or {})

@@ -242,6 +242,23 @@ def test_an_old_python310_venv_stops_the_run_before_any_change(playbook, target,
     assert run.stats["node1"]["changed"] == 0
 
 
+def test_without_python312_uv_comes_from_pypi_and_provisions_it(playbook, target):
+    """No PRIMUS_PYTHON and no python3.12 on PATH: uv is installed with pip from the (world's) PyPI into
+    $PRIMUS_BASE/bin - no curl | sh - and its managed 3.12 under $PRIMUS_BASE/python builds the venv."""
+    base = target.base("uv")
+    run = playbook("venv", base, extra={"primus_python": ""}, env={"PATH": "/usr/bin:/bin"})
+    assert run.rc == 0, run
+    assert os.path.islink(os.path.join(base, "bin", "uv"))
+    uv = target.run([os.path.join(base, "bin", "uv"), "--version"])
+    assert uv.stdout.strip() == "uv 0.13.9", uv.stderr
+    with open(os.path.join(base, "venv", "pyvenv.cfg")) as handle:
+        home = [line.split("=", 1)[1].strip() for line in handle if line.startswith("home")][0]
+    assert home.startswith(os.path.join(base, "python", "cpython-3.12")), home
+    assert "Provision CPython with uv" in " ".join(run.changed_tasks())
+    again = playbook("venv", base, extra={"primus_python": ""}, env={"PATH": "/usr/bin:/bin"})
+    assert again.rc == 0 and again.stats["node1"]["changed"] == 0, again
+
+
 def test_primus_python_of_another_version_is_named(playbook, target):
     base = target.base("py311")
     run = playbook("venv", base, extra={"primus_python": "/usr/bin/python3.11"})

@@ -214,7 +214,7 @@ UV_CLI = '''\
 """`uv` stand-in (primus.trainenv test world) for `uv --version` and `uv python find|install`.
 
 `uv python install 3.12` cannot download here; when PRIMUS_WORLD_UV_PYTHON names a real 3.12
-interpreter it is linked into UV_PYTHON_INSTALL_DIR the way uv lays out a managed install.
+interpreter, its prefix is linked into UV_PYTHON_INSTALL_DIR as a managed install (cpython-3.12.1-...).
 """
 import glob
 import os
@@ -258,12 +258,13 @@ def main(argv=None):
                 "python-build-standalone/releases/download/20240107/%%s.tar.gz)\\n"
                 "  Caused by: dns error: failed to lookup address information\\n" %% (_NAME, _NAME))
             return 2
-        bindir = os.path.join(_install_dir(), _NAME, "bin")
-        os.makedirs(bindir, exist_ok=True)
-        for link in ("python3.12", "python3", "python"):
-            target = os.path.join(bindir, link)
-            if not os.path.lexists(target):
-                os.symlink(source, target)
+        # A managed install is a whole prefix (bin/, lib/python3.12/): link the real one in.
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(source)))
+        os.makedirs(_install_dir(), exist_ok=True)
+        managed = os.path.join(_install_dir(), _NAME)
+        if not os.path.lexists(managed):
+            os.symlink(prefix, managed)
+        bindir = os.path.join(managed, "bin")
         sys.stderr.write("Installed Python 3.12.1 in %%s\\n" %% os.path.dirname(bindir))
         return 0
     sys.stderr.write("uv stand-in: unsupported command: %%s\\n" %% " ".join(args))
