@@ -1,0 +1,37 @@
+"""The README's tables and the core role's argument spec say what the code does."""
+import os
+import re
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def read(*parts):
+    with open(os.path.join(REPO, *parts)) as handle:
+        return handle.read()
+
+
+def readme_table_rows(heading):
+    section = read("README.md").split("## " + heading, 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| `")]
+
+
+def test_every_user_setting_is_in_the_argument_spec_and_the_readme():
+    defaults = yaml.safe_load(read("roles", "primus", "defaults", "main.yml"))
+    spec = yaml.safe_load(read("roles", "primus", "meta", "argument_specs.yml"))["argument_specs"]["main"]["options"]
+    documented = set(re.findall(r"`(primus_\w+)`", "\n".join(readme_table_rows("Variables"))))
+    assert set(defaults) == set(spec), set(defaults) ^ set(spec)
+    assert set(defaults) <= documented, set(defaults) - documented
+
+
+def test_every_playbook_tag_is_in_the_readme_tag_table():
+    playbook = yaml.safe_load(read("playbooks", "primus.yml"))[0]
+    tags = {t for role in playbook["roles"] for t in role["tags"]} - {"always", "never"}
+    rows = {re.match(r"\| `(\w+)` \| `(\w+)`", row).groups() for row in readme_table_rows("Tags")}
+    role_of_tag = {tag: role for tag, role in rows}
+    assert set(role_of_tag) == tags
+    for role in playbook["roles"]:
+        stage_tags = [t for t in role["tags"] if t not in ("always", "never")]
+        for tag in stage_tags:
+            assert "primus.trainenv." + role_of_tag[tag] == role["role"], tag
