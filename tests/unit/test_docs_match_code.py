@@ -29,7 +29,7 @@ def test_every_playbook_tag_is_in_the_readme_tag_table():
     playbook = yaml.safe_load(read("playbooks", "primus.yml"))[0]
     tags = {t for role in playbook["roles"] for t in role["tags"]} - {"always", "never"}
     rows = {re.match(r"\| `(\w+)` \| `(\w+)`", row).groups() for row in readme_table_rows("Tags")}
-    role_of_tag = {tag: role for tag, role in rows}
+    role_of_tag = dict(rows)
     assert set(role_of_tag) == tags
     for role in playbook["roles"]:
         stage_tags = [t for t in role["tags"] if t not in ("always", "never")]
