@@ -196,25 +196,19 @@ def _top_level(pk, item, probe, decision):
             decision.need('installed %s %s does not satisfy %s' % (dist.name, dist.version, item.text))
             return None
         return dist, item.extras
-    if item.kind == 'file':
-        dist = dists.get(pk.canonicalize_name(item.name))
-        if dist is None:
-            decision.need('%s %s (%s) is not installed' % (item.name, item.version, item.text))
-            return None
-        if not same_version(pk, dist.version, item.version):
-            decision.need('installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, item.text))
-            return None
-        return dist, item.extras
-    if item.kind == 'dir':
-        if not item.name or not item.version:
+    if item.kind in ('file', 'dir'):
+        # A wheel/sdist file or a project directory: exactly the name and version it provides.
+        origin = item.text if item.kind == 'file' else item.path
+        if item.kind == 'dir' and (not item.name or not item.version):
             decision.need('%s: a project directory without static name and version (give them in name)' % item.text)
             return None
         dist = dists.get(pk.canonicalize_name(item.name))
         if dist is None:
-            decision.need('%s %s (from %s) is not installed' % (item.name, item.version, item.path))
+            decision.need('%s %s (%s%s) is not installed'
+                          % (item.name, item.version, 'from ' if item.kind == 'dir' else '', origin))
             return None
         if not same_version(pk, dist.version, item.version):
-            decision.need('installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, item.path))
+            decision.need('installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin))
             return None
         return dist, item.extras
     if item.kind in ('vcs', 'archive', 'editable'):
