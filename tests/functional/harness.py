@@ -17,6 +17,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 
@@ -33,7 +34,9 @@ PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1
 PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
 CONTROLLER_BIN = os.path.dirname(sys.executable)
 TEST_USER = "primus-ci"
-SHARED = "/tmp/primus-test-%d" % os.getuid()
+# Interpreter copies are reused across runs (each made atomically); everything else a run shares
+# with the target user lives in a directory of its own (two runs by one user must not collide).
+INTERPRETERS = "/tmp/primus-test-%d-interpreters" % os.getuid()
 RECAP = re.compile(r"^(\S+)\s*: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)"
                    r"\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
 
@@ -112,17 +115,21 @@ def shared_python(src_python, name):
     if os.getuid() != 0:
         return src_python
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(src_python)))
-    dest = os.path.join(SHARED, name)
+    dest = os.path.join(INTERPRETERS, name)
     exe = os.path.join(dest, "bin", os.path.basename(src_python))
     if not os.path.exists(exe):
-        os.makedirs(SHARED, exist_ok=True)
-        os.chmod(SHARED, 0o755)
-        tmp = dest + ".tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(INTERPRETERS, exist_ok=True)
+        os.chmod(INTERPRETERS, 0o755)
+        tmp = os.path.join(tempfile.mkdtemp(dir=INTERPRETERS, prefix=".partial-"), name)
         shutil.copytree(prefix, tmp, symlinks=True)
         subprocess.run([_patchelf(), "--set-rpath", "$ORIGIN/../lib", os.path.join(tmp, "bin", os.path.basename(src_python))],
                        check=True)
-        os.rename(tmp, dest)
+        try:
+            os.rename(tmp, dest)
+        except OSError:
+            if not os.path.exists(exe):   # not a concurrent run that got there first
+                raise
+        shutil.rmtree(os.path.dirname(tmp), ignore_errors=True)
     return exe
 
 
@@ -176,12 +183,19 @@ def _ensure_user(name):
 
 
 @pytest.fixture(scope="session")
-def target(tmp_path_factory, python312):
-    hosts_dir = os.path.join(SHARED, "hosts")
-    if os.path.exists(hosts_dir):
-        shutil.rmtree(hosts_dir)
-    os.makedirs(SHARED, exist_ok=True)
-    os.chmod(SHARED, 0o755)
+def shared_dir():
+    """A directory of this run that the target user can read (hosts, authorized keys)."""
+    path = tempfile.mkdtemp(prefix="primus-test-run-")
+    os.chmod(path, 0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def target(tmp_path_factory, python312, shared_dir):
+    hosts_dir = os.path.join(shared_dir, "hosts")
     shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), hosts_dir, symlinks=True)
     if os.getuid() != 0:
         entry = pwd.getpwuid(os.getuid())
@@ -195,7 +209,7 @@ def target(tmp_path_factory, python312):
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True)
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp / "host_key")], check=True)
     # sshd reads authorized keys as the user: keep them where that user can read them.
-    keys = os.path.join(SHARED, "authorized_keys")
+    keys = os.path.join(shared_dir, "authorized_keys")
     os.makedirs(keys, exist_ok=True)
     os.chmod(keys, 0o755)
     with open(os.path.join(keys, TEST_USER), "w") as handle:
