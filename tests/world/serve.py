@@ -5,13 +5,19 @@
     python3 tests/world/serve.py stop   --root .world   # leaves no process behind
 
 The port is the one the world was built for (world.json), since its URLs and commits contain
-it. The pid file and log live in the root (server.pid, server.log). Static files only: the git
-remotes use git's dumb HTTP protocol, so a user who cannot read the directory still clones.
+it. The pid file and log live in the root (server.pid, server.log: one line per request). Static
+files only: the git remotes use git's dumb HTTP protocol, so a user who cannot read the
+directory still clones.
+
+`start` succeeds only when the server that answers is the one it started: each start gives its
+server a fresh nonce, which the server returns at /.world-server. A port that another process
+holds (another world's server, anything else) is an error naming that process, never a success.
 """
 import argparse
 import errno
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -20,6 +26,10 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+
+from world.lib.server import IDENTITY_PATH, port_holder  # noqa: E402
+
+EXIT_PORT_TAKEN = 98  # the server's exit status when its port is in use (EADDRINUSE)
 
 
 def _paths(root):
@@ -53,50 +63,78 @@ def _is_ours(pid):
 
 
 def _read_pid(pidfile):
+    """(pid, nonce) from the pid file; (0, None) when there is none."""
     try:
         with open(pidfile) as handle:
-            return int(handle.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
+            fields = handle.read().split()
+        return int(fields[0]), (fields[1] if len(fields) > 1 else None)
+    except (OSError, ValueError, IndexError):
+        return 0, None
 
 
-def _answers(url, timeout=1.0):
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+
+
+def _answers_as(url, pid, nonce, timeout=1.0):
+    """True when the server answering at url is the process pid started with nonce."""
     try:
-        with urllib.request.urlopen(url + "/world.json", timeout=timeout) as response:
-            return response.status == 200
-    except OSError:
+        with _OPENER.open(url + IDENTITY_PATH, timeout=timeout) as response:
+            answer = json.loads(response.read().decode())
+    except (OSError, ValueError):
         return False
+    return bool(nonce) and answer.get("pid") == pid and answer.get("nonce") == nonce
 
 
 def running(root):
     """pid of the world's server, or 0."""
     _root, pidfile, _log = _paths(root)
-    pid = _read_pid(pidfile)
+    pid = _read_pid(pidfile)[0]
     return pid if pid and _alive(pid) and _is_ours(pid) else 0
+
+
+def _port_taken_message(port, root):
+    holder, cmdline = port_holder(port)
+    args = (cmdline or "").split()
+    if "serve.py" in cmdline and "--root" in args[:-1]:
+        other = args[args.index("--root") + 1]
+        fix = "It is the world server of %s: stop it (python3 tests/world/serve.py stop --root %s)" % (other, other)
+    else:
+        fix = "Stop it"
+    return ("world server for %s cannot listen on 127.0.0.1:%d: the port is taken by %s. %s, or build this "
+            "world for a free port (make world WORLD_PORT=<port>, or build.py --port <port>)."
+            % (root, port, "pid %d (%s)" % (holder, cmdline) if holder else "a process this user cannot see", fix))
 
 
 def start(root, timeout=15.0):
     root, pidfile, logfile = _paths(root)
     port = _port(root)
     url = "http://127.0.0.1:%d" % port
+    pid, nonce = _read_pid(pidfile)
     if running(root):
-        print("world already served at %s (pid %d)" % (url, running(root)))
-        return 0
+        if _answers_as(url, pid, nonce):
+            print("world already served at %s (pid %d)" % (url, pid))
+            return 0
+        stop(root)  # ours, but not (or no longer) the one answering on the port
+    nonce = secrets.token_hex(16)
+    env = dict(os.environ, WORLD_SERVER_NONCE=nonce)
     with open(logfile, "ab") as log:
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "run", "--root", root],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                close_fds=True)
+                                close_fds=True, env=env)
     with open(pidfile, "w") as handle:
-        handle.write("%d\n" % proc.pid)
+        handle.write("%d %s\n" % (proc.pid, nonce))
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
             os.unlink(pidfile)
+            if proc.returncode == EXIT_PORT_TAKEN:
+                print(_port_taken_message(port, root), file=sys.stderr)
+                return 1
             with open(logfile) as handle:
                 tail = handle.read()[-2000:]
             print("world server exited with %s:\n%s" % (proc.returncode, tail), file=sys.stderr)
             return 1
-        if _answers(url):
+        if _answers_as(url, proc.pid, nonce):
             print("world served at %s (pid %d)" % (url, proc.pid))
             return 0
         time.sleep(0.1)
@@ -124,10 +162,14 @@ def stop(root, timeout=10.0):
 
 
 def status(root):
-    pid = running(root)
-    if pid:
-        print("running: http://127.0.0.1:%d (pid %d)" % (_port(root), pid))
-        return 0
+    pid, nonce = _read_pid(_paths(root)[1])
+    url = "http://127.0.0.1:%d" % _port(root)
+    if running(root):
+        if _answers_as(url, pid, nonce):
+            print("running: %s (pid %d)" % (url, pid))
+            return 0
+        print("pid %d is running but does not answer at %s" % (pid, url))
+        return 3
     print("stopped")
     return 3
 
@@ -138,11 +180,18 @@ def run(root):
     stop_requested = []
     signal.signal(signal.SIGTERM, lambda *_: stop_requested.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop_requested.append(1))
-    with serve(os.path.abspath(root), _port(root)) as url:
-        sys.stdout.write("serving %s on %s\n" % (root, url))
-        sys.stdout.flush()
-        while not stop_requested:
-            time.sleep(0.2)
+    port = _port(root)
+    try:
+        with serve(os.path.abspath(root), port, nonce=os.environ.get("WORLD_SERVER_NONCE"),
+                   access_log=sys.stderr) as url:
+            sys.stderr.write("serving %s on %s\n" % (root, url))
+            while not stop_requested:
+                time.sleep(0.2)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        sys.stderr.write("127.0.0.1:%d is already in use (%s)\n" % (port, exc))
+        return EXIT_PORT_TAKEN
     return 0
 
 

@@ -1,19 +1,72 @@
-"""A static file server bound to 127.0.0.1 only (indexes and dumb-HTTP git remotes)."""
+"""A static file server bound to 127.0.0.1 only (indexes and dumb-HTTP git remotes).
+
+Caching headers follow PyPI: distribution files under a content-addressed path
+(`.../files/<sha256 prefix>/<file>`, see index.py) never change, so they are served with
+`Cache-Control: max-age=365000000, immutable, public` like files.pythonhosted.org; index pages
+get `max-age=600, public` like pypi.org/simple (pip revalidates them anyway, with
+If-Modified-Since); everything else (git refs that tests move, world.json) `no-cache`.
+`GET /.world-server` answers with this process's identity (pid and the nonce it was started
+with), so a starter can prove that the server answering on a port is the one it started.
+"""
 import contextlib
 import functools
 import http.server
+import json
+import os
+import re
 import threading
 
+IDENTITY_PATH = "/.world-server"
+IMMUTABLE = "max-age=365000000, immutable, public"
+INDEX_PAGE = "max-age=600, public"
+_CONTENT_ADDRESSED = re.compile(r"/files/[0-9a-f]{16}/[^/]+$")
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+
+def cache_control(path):
+    """The Cache-Control value for a request path."""
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    if _CONTENT_ADDRESSED.search(path):
+        return IMMUTABLE
+    if not path.startswith("/git/") and (path.endswith("/") or path.endswith("/index.html")):
+        return INDEX_PAGE
+    return "no-cache"
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    identity = None     # bytes served at IDENTITY_PATH
+    access_log = None   # a text stream, or None for a quiet server
+    disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall per request)
+
+    def end_headers(self):
+        self.send_header("Cache-Control", cache_control(self.path))
+        super().end_headers()
+
+    def do_GET(self):  # noqa: N802 - name fixed by the base class
+        if self.path.split("?", 1)[0] == IDENTITY_PATH and self.identity is not None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(self.identity)))
+            self.end_headers()
+            self.wfile.write(self.identity)
+            return
+        super().do_GET()
+
     def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
-        pass
+        if self.access_log is not None:
+            self.access_log.write("%s [%s] %s\n" % (self.address_string(), self.log_date_time_string(), format % args))
+            self.access_log.flush()
 
 
 @contextlib.contextmanager
-def serve(root, port=0):
-    """Serve root on 127.0.0.1:port (0 = any free port); yields the base URL."""
-    handler = functools.partial(_QuietHandler, directory=root)
+def serve(root, port=0, nonce=None, access_log=None):
+    """Serve root on 127.0.0.1:port (0 = any free port); yields the base URL.
+
+    nonce: served (with the pid) at /.world-server. access_log: a stream that gets one line per
+    request (e.g. sys.stderr); default quiet. Raises OSError (EADDRINUSE) when the port is taken.
+    """
+    identity = json.dumps({"pid": os.getpid(), "nonce": nonce, "root": os.path.abspath(root)}).encode()
+    handler = functools.partial(type("Handler", (_Handler,), {"identity": identity, "access_log": access_log}),
+                                directory=root)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -23,3 +76,33 @@ def serve(root, port=0):
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+def port_holder(port):
+    """(pid, command line) of the process listening on 127.0.0.1/0.0.0.0:port, as far as /proc shows it."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as handle:
+                lines = handle.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add("socket:[%s]" % fields[9])
+    if not inodes:
+        return None, None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir("/proc/%s/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) in inodes:
+                    with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                        return int(pid), handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+    return None, None
