@@ -45,24 +45,31 @@ def _as_bytes(content):
     return content.encode("utf-8") if isinstance(content, str) else content
 
 
+def _expand(tag):
+    """The tags of a (possibly compressed) tag set: py2.py3-none-any -> py2-none-any, py3-none-any."""
+    pys, abis, plats = tag.split("-")
+    return ["%s-%s-%s" % (p, a, s) for p in pys.split(".") for a in abis.split(".") for s in plats.split(".")]
+
+
 def build_wheel(dest_dir, name, version, requires=(), files=None, entry_points=None,
-                tag="py3-none-any", summary=None, extra_metadata=(), executables=()):
+                tag="py3-none-any", summary=None, extra_metadata=(), executables=(), dist_name=None):
     """Write a wheel and return its path.
 
     files: {archive path: str|bytes} placed in purelib (e.g. "torch/__init__.py").
     entry_points: {"console_scripts": {"rocm-sdk": "rocm_sdk.cli:main"}}.
     executables: archive paths that get mode 0o755.
+    dist_name: the name as spelled in the file name (default: the normalized form with "_").
     """
     files = dict(files or {})
-    dist = _dist_name(name)
+    dist = dist_name or _dist_name(name)
     dist_info = "%s-%s.dist-info" % (dist, version)
     entries = []
     for path in sorted(files):
         entries.append((path, _as_bytes(files[path])))
     meta = {
         dist_info + "/METADATA": _metadata(name, version, requires, summary, extra_metadata),
-        dist_info + "/WHEEL": "Wheel-Version: 1.0\nGenerator: primus-world\nRoot-Is-Purelib: %s\nTag: %s\n"
-        % ("true" if tag.endswith("none-any") else "false", tag),
+        dist_info + "/WHEEL": "Wheel-Version: 1.0\nGenerator: primus-world\nRoot-Is-Purelib: %s\n%s"
+        % ("true" if tag.endswith("none-any") else "false", "".join("Tag: %s\n" % t for t in _expand(tag))),
     }
     if entry_points:
         text = []
@@ -94,14 +101,15 @@ def build_wheel(dest_dir, name, version, requires=(), files=None, entry_points=N
     return out
 
 
-def build_sdist(dest_dir, name, version, files):
+def build_sdist(dest_dir, name, version, files, requires=(), extra_metadata=()):
     """Write a .tar.gz sdist (files relative to the project root) and return its path.
 
-    PKG-INFO is added; the caller supplies setup.py / pyproject.toml and the sources.
+    PKG-INFO is added (with requires as Requires-Dist and extra_metadata, e.g. Requires-Python,
+    as setuptools writes it); the caller supplies setup.py / pyproject.toml and the sources.
     """
     base = "%s-%s" % (_dist_name(name), version)
     members = dict(files)
-    members.setdefault("PKG-INFO", _metadata(name, version, (), None, ()))
+    members.setdefault("PKG-INFO", _metadata(name, version, requires, None, extra_metadata))
     os.makedirs(dest_dir, exist_ok=True)
     out = os.path.join(dest_dir, base + ".tar.gz")
     raw = io.BytesIO()
