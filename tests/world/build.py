@@ -3,9 +3,9 @@
     python3 tests/world/build.py --dest .world [--port 38611]
 
 Layout (one static root; URLs contain the port, so keep it fixed for stable commits):
-    pypi/simple/                  the "PyPI" stand-in        (files in pypi/files/)
-    rocm/whl-multi-arch/          the "ROCm nightly" index   (files in rocm/files/)
-    te/whl-staging/device-all/    the "TE staging" index     (files in te/files/)
+    pypi/simple/                  the "PyPI" stand-in        (files in pypi/files/<sha256[:16]>/)
+    rocm/whl-multi-arch/          the "ROCm nightly" index   (files in rocm/files/<sha256[:16]>/)
+    te/whl-staging/device-all/    the "TE staging" index     (files in te/files/<sha256[:16]>/)
     git/<name>.git                bare repositories for git's dumb HTTP protocol
     pins-v26.5.yml                the release overlay (real pins, world URLs and commits)
     world.json                    what was built: URLs, commits, counts
@@ -24,7 +24,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from world.lib import checks, downloads, gitrepo, native, overlay, packages, repos  # noqa: E402
-from world.lib.index import write_simple_index  # noqa: E402
+from world.lib.index import distribution_files, parse_filename, publish, write_simple_index  # noqa: E402
 from world.lib.wheel import build_sdist, build_wheel, normalize  # noqa: E402
 
 DEFAULT_PORT = 38611
@@ -54,37 +54,30 @@ def index_urls(base_url):
 
 
 def _publish(pkgs, files_dir, cache, tmp):
-    """Write each Pkg's wheel/sdist into files_dir (built once per file, shared between indexes)."""
+    """Build each Pkg's wheel/sdist once (shared between indexes) and publish it into files_dir."""
     os.makedirs(files_dir, exist_ok=True)
-    names = []
     for pkg in pkgs:
         key = (pkg.name, pkg.version, pkg.tag, bool(pkg.sdist))
         if key not in cache:
             if pkg.sdist:
-                cache[key] = build_sdist(tmp, pkg.name, pkg.version, pkg.sdist)
+                cache[key] = build_sdist(tmp, pkg.name, pkg.version, pkg.sdist, pkg.requires, pkg.metadata)
             else:
-                extra = [("Provides-Extra", e) for e in pkg.extras]
                 cache[key] = build_wheel(tmp, pkg.name, pkg.version, pkg.requires, pkg.files,
-                                         pkg.entry_points, pkg.tag, extra_metadata=extra,
-                                         executables=pkg.executables)
-        target = os.path.join(files_dir, os.path.basename(cache[key]))
-        if os.path.exists(target):
-            raise RuntimeError("two packages write %s" % target)
-        shutil.copyfile(cache[key], target)
-        names.append(os.path.basename(target))
-    return names
+                                         pkg.entry_points, pkg.tag, extra_metadata=pkg.metadata,
+                                         executables=pkg.executables, dist_name=pkg.dist_name)
+        publish(cache[key], files_dir)
 
 
 def _served(files_dir):
-    from world.lib.index import _PROJECT
+    """{normalized project: set(versions)} of the distribution files below files_dir."""
     out = {}
-    for name in os.listdir(files_dir):
-        match = _PROJECT.match(name)
-        out.setdefault(normalize(match.group("name")), set()).add(match.group("version"))
+    for rel in distribution_files(files_dir):
+        project, version = parse_filename(os.path.basename(rel))
+        out.setdefault(project, set()).add(version)
     return out
 
 
-def build(dest, port, cache_dir, pins_path, log=print):
+def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SNAPSHOT):
     started = time.time()
     base_url = "http://127.0.0.1:%d" % port
     dest = os.path.abspath(dest)
@@ -92,36 +85,42 @@ def build(dest, port, cache_dir, pins_path, log=print):
     shutil.rmtree(stage, ignore_errors=True)
     os.makedirs(stage)
 
-    real = downloads.fetch(cache_dir, log=log)
+    snapshot = packages.load_snapshot(snapshot_path)
+    real = [d for d in snapshot["distributions"] if normalize(d["name"]) in packages.REAL]
+    real_paths = downloads.fetch(cache_dir, real, log=log)
     core_so = native.te_core_library()
     libz3 = native.plain_library("libz3.so", "Z3_get_version_stub")
 
-    pypi = packages.pypi_index(libz3)
+    pypi = packages.pypi_index(libz3, snapshot)
     rocm = packages.rocm_index()
     te = packages.te_index(core_so)
-    plain_on_rocm = [p for p in pypi if p.project in packages.ROCM_PLAIN and "+" not in p.version]
+    # the ROCm index serves torch's plain dependencies itself: the closure pip resolved for them
+    plain_on_rocm = [p for p in pypi if packages.ROCM_PLAIN_GROUP in p.groups]
     cache = {}
     tmp = os.path.join(stage, ".build")
     _publish(pypi, os.path.join(stage, INDEXES["pypi"][0]), cache, tmp)
     _publish(rocm + plain_on_rocm, os.path.join(stage, INDEXES["torch"][0]), cache, tmp)
     _publish(te, os.path.join(stage, INDEXES["te"][0]), cache, tmp)
     shutil.rmtree(os.path.join(stage, ".build"), ignore_errors=True)
-    for path in real:
-        stem = "-".join(os.path.basename(path).split("-")[:2])
-        for key, prefixes in (("pypi", packages.REAL_ON["pypi"]), ("torch", packages.REAL_ON["rocm"])):
-            if stem in prefixes:
-                shutil.copyfile(path, os.path.join(stage, INDEXES[key][0], os.path.basename(path)))
+    for dist, path in zip(real, real_paths):
+        publish(path, os.path.join(stage, INDEXES["pypi"][0]))
+        if packages.ROCM_PLAIN_GROUP in dist["groups"]:
+            publish(path, os.path.join(stage, INDEXES["torch"][0]))
     counts = {}
     for key, (files_dir, index_dir) in INDEXES.items():
         write_simple_index(os.path.join(stage, files_dir), os.path.join(stage, index_dir), "/" + files_dir)
-        names = os.listdir(os.path.join(stage, files_dir))
+        names = [os.path.basename(rel) for rel in distribution_files(os.path.join(stage, files_dir))]
         counts[key] = {"wheels": sum(n.endswith(".whl") for n in names),
                        "sdists": sum(n.endswith(".tar.gz") for n in names)}
     served = dict((key, _served(os.path.join(stage, INDEXES[key][0]))) for key in INDEXES)
 
     # consistency: what each index serves must close over its own requirements
-    problems = checks.missing_requirements(pypi, served["pypi"], packages.PYPI_MISSING_OK)
+    # (torchrec goes in --no-deps: its own requirements, e.g. fbgemm-gpu, are not served, as upstream)
+    no_deps = set(name for name, group in snapshot["groups"].items() if group["no_deps"])
+    problems = checks.missing_requirements([p for p in pypi if not set(p.groups) <= no_deps], served["pypi"])
     problems += checks.missing_requirements(rocm + plain_on_rocm, served["torch"], packages.ROCM_MISSING_OK)
+    pypi_or_rocm = dict((name, served["pypi"].get(name, set()) | served["torch"].get(name, set()))
+                        for name in set(served["pypi"]) | set(served["torch"]))
 
     def url_of(name):
         return "%s/git/%s.git" % (base_url, name)
@@ -137,12 +136,8 @@ def build(dest, port, cache_dir, pins_path, log=print):
         for commit in repo.commits:
             setup = commit.files.get("setup.py", "")
             if "install_requires" in setup:
-                world = _world_of(setup)
-                available = set(served["pypi"]) | set(served["torch"])
-                for req in world.get("requires", []):
-                    name = checks.requirement_name(req)
-                    if name and name not in available:
-                        problems.append(("%s (git)" % repo.name, req))
+                stand_in = packages.Pkg(repo.name + " (git)", commit.label, _world_of(setup).get("requires", []))
+                problems += checks.missing_requirements([stand_in], pypi_or_rocm)
     if problems:
         raise SystemExit("world is inconsistent, requirements not served:\n" +
                          "\n".join("  %s requires %s" % p for p in problems))
@@ -161,7 +156,8 @@ def build(dest, port, cache_dir, pins_path, log=print):
         import yaml
         unserved = checks.unserved_pins(yaml.safe_load(overlay_text), served)
         if unserved:
-            raise SystemExit("pins not served by the world:\n" + "\n".join("  %s: %s" % u for u in unserved))
+            raise SystemExit("pins not served by the world:\n" + "\n".join("  %s: %s" % u for u in unserved) +
+                             "\nA new PyPI pin needs a new metadata snapshot: python3 tests/world/snapshot_metadata.py")
     with open(os.path.join(stage, "pins-v26.5.yml"), "w") as handle:
         handle.write(overlay_text)
 
@@ -173,7 +169,8 @@ def build(dest, port, cache_dir, pins_path, log=print):
         "sources": dict((c, {"repo": url_of(n), "repo_name": n, "pinned": commits[n].get("pinned")})
                         for c, n in repos.COMPONENTS.items()),
         "counts": dict(counts, repos=len(repo_info)),
-        "real_wheels": [os.path.basename(p) for p in real],
+        "real_wheels": [os.path.basename(p) for p in real_paths],
+        "pypi_snapshot": snapshot["resolved_for"],
         "pins_source": os.path.relpath(pins_path, REPO_ROOT),
         "overlay_verified_with_yaml": verified,
     }

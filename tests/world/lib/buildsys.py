@@ -114,6 +114,8 @@ setup(
     package_data=package_data,
     ext_modules=ext_modules,
     install_requires=WORLD.get("requires", []),
+    extras_require=WORLD.get("extras", {}),
+    python_requires=WORLD.get("python_requires"),
     zip_safe=False,
 )
 '''

@@ -1,28 +1,62 @@
 """Consistency checks of a built world: every pinned or required package is served where it must be."""
 import re
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
 from .wheel import normalize
 
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;]+)\s*$")
+# The nodes the world stands in for: CPython 3.12 on Linux x86_64 (markers are evaluated for it).
+TARGET = {"python_version": "3.12", "python_full_version": "3.12.1", "sys_platform": "linux",
+          "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
+          "implementation_name": "cpython", "platform_python_implementation": "CPython",
+          "platform_release": "", "platform_version": "", "implementation_version": "3.12.1", "extra": ""}
 
 
 def requirement_name(req):
     """Normalized project name of a requirement string, or None for URLs / extra-only markers."""
     if "extra ==" in req or req.strip().startswith(("git+", "http")):
         return None
-    match = _NAME.match(req)
-    return normalize(match.group(1)) if match else None
+    try:
+        return normalize(Requirement(req).name)
+    except InvalidRequirement:
+        return None
 
 
-def missing_requirements(pkgs, available, allowed_missing=()):
-    """[(package, requirement)] whose requirement is not in `available` (normalized names)."""
+def applicable(req):
+    """The Requirement when it applies on a target node without extras, else None (URLs: None)."""
+    if req.strip().startswith(("git+", "http")):
+        return None
+    parsed = Requirement(req)
+    if parsed.marker is not None and not parsed.marker.evaluate(TARGET):
+        return None
+    return parsed
+
+
+def _satisfied(parsed, versions):
+    for version in versions:
+        try:
+            if parsed.specifier.contains(Version(version), prereleases=True):
+                return True
+        except InvalidVersion:
+            continue
+    return False
+
+
+def missing_requirements(pkgs, served, allowed_missing=()):
+    """[(package, requirement)] that no served version satisfies (markers evaluated for TARGET).
+
+    served: {normalized project: set(versions)}
+    """
     out = []
     allowed = set(normalize(n) for n in allowed_missing)
     for pkg in pkgs:
         for req in pkg.requires:
-            name = requirement_name(req)
-            if name and name not in available and name not in allowed:
+            parsed = applicable(req)
+            if parsed is None or normalize(parsed.name) in allowed:
+                continue
+            if not _satisfied(parsed, served.get(normalize(parsed.name), ())):
                 out.append(("%s %s" % (pkg.name, pkg.version), req))
     return out
 

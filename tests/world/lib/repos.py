@@ -147,11 +147,12 @@ MEGATRON = Repo("Megatron-LM", "main", [
 
 
 def primus_requirements(url_of):
+    """Primus requirements.txt at b511d1b (upstream-facts §1.2), with the world's logging URL."""
     return "\n".join([
-        "loguru", "wandb", "nltk", "matplotlib", "tyro", "torchao", "torchdata>=0.8.0",
-        "datasets>=3.6.0", "plotext", "pyrsmi", "hip-python", "mlflow==3.11.1",
-        "megatron-energon==7.3.2", "webdataset==1.0.2", "tqdm==4.67.3", "pyarrow==21.0.0",
-        "git+%s@6.0.0-rc5" % url_of("mlcommons-logging"), ""])
+        "loguru", "wandb", "expecttest", "pre-commit", "nltk", "matplotlib", "markdown2", "weasyprint",
+        "tyro", "torchao", "blobfile", "torchdata>=0.8.0", "datasets>=3.6.0", "pyrsmi", "plotext",
+        "hip-python", "mlflow==3.11.1", "megatron-energon==7.3.2", "webdataset==1.0.2", "tqdm==4.67.3",
+        "pyarrow==21.0.0", "git+%s@6.0.0-rc5" % url_of("mlcommons-logging"), ""])
 
 
 def primus(url_of):
@@ -383,6 +384,18 @@ def all_repos(url_of):
         init_body="import triton  # noqa: E402,F401  (upstream triton crashes here)\n",
         more_files={"requirements.txt": TURBO_REQUIREMENTS}))
     return repos
+
+
+def component_requirements():
+    """{repository: requirements} that the stand-in repositories declare (setup.py install_requires
+    and requirements.txt files): what their installs ask the PyPI stand-in for."""
+    out = dict((repo, world["requires"]) for repo, world in (
+        ("flash-attention", FA), ("TransformerEngine", TE_SRC), ("torchtune", TORCHTUNE), ("ao", TORCHAO),
+        ("grouped_gemm", GROUPED_GEMM), ("causal-conv1d", CAUSAL_CONV1D), ("mamba", MAMBA), ("aiter", AITER),
+        ("Primus-Turbo", TURBO)))
+    out["Primus-Turbo/requirements.txt"] = TURBO_REQUIREMENTS.split()
+    out["Primus/requirements.txt"] = primus_requirements(lambda name: "https://invalid/" + name).split()
+    return out
 
 
 def _ck_jit():
