@@ -139,3 +139,52 @@ def branches(dest):
     """{branch: commit id} of a bare repository."""
     out = _git(["for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads"], dest)
     return dict(line.split() for line in out.splitlines() if line.strip())
+
+
+def move_branch(dest, branch, message, files=None):
+    """Push a new commit onto branch of the bare repository dest; returns its id.
+
+    The commit changes files ({path: text}; default: appends the message to WORLD-MOVES.md),
+    has the branch head as its parent and a date one day after it, so the same move on the same
+    head gives the same commit id. The dumb-HTTP metadata is refreshed: clients see it at once.
+    """
+    old = _git(["rev-parse", "--verify", "refs/heads/%s^{commit}" % branch], dest).strip()
+    if files is None:
+        try:
+            moves = _git(["show", "%s:WORLD-MOVES.md" % old], dest)
+        except RuntimeError:
+            moves = ""
+        files = {"WORLD-MOVES.md": moves + message + "\n"}
+    handle, index = tempfile.mkstemp(prefix="world-index-")
+    os.close(handle)
+    os.unlink(index)  # git creates it
+    env = dict(git_env(), GIT_INDEX_FILE=index)
+    try:
+        def git(args, stdin=None):
+            proc = subprocess.run(["git"] + args, cwd=dest, input=stdin, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, check=False)
+            if proc.returncode != 0:
+                raise RuntimeError("git %s failed in %s:\n%s" % (" ".join(args), dest, proc.stderr.decode()))
+            return proc.stdout.decode().strip()
+        git(["read-tree", old])
+        for path in sorted(files):
+            content = files[path].encode() if isinstance(files[path], str) else files[path]
+            blob = git(["hash-object", "-w", "--stdin"], stdin=content)
+            git(["update-index", "--add", "--cacheinfo", "100644,%s,%s" % (blob, path)])
+        tree = git(["write-tree"])
+        when = int(git(["log", "-1", "--format=%ct", old])) + 86400
+        env.update(GIT_AUTHOR_NAME="Primus World", GIT_AUTHOR_EMAIL="world@primus-world.invalid",
+                   GIT_COMMITTER_NAME="Primus World", GIT_COMMITTER_EMAIL="world@primus-world.invalid",
+                   GIT_AUTHOR_DATE="%d +0000" % when, GIT_COMMITTER_DATE="%d +0000" % when)
+        new = git(["commit-tree", tree, "-p", old], stdin=message.encode())
+    finally:
+        if os.path.exists(index):
+            os.unlink(index)
+    set_branch(dest, branch, new, old)
+    return new
+
+
+def set_branch(dest, branch, commit, expected_old=None):
+    """Point branch of the bare repository dest at commit (only if it is at expected_old, when given)."""
+    _git(["update-ref", "refs/heads/" + branch, commit] + ([expected_old] if expected_old else []), dest)
+    _git(["update-server-info"], dest)
