@@ -5,32 +5,51 @@ PRIMUS_WORLD_DIR to reuse an already built world instead. Target venvs are made 
 PRIMUS_TEST_PYTHON312 (default: pyenv's 3.12.1) without pip; pip runs from the world's own
 pip wheel, isolated from this machine's pip configuration.
 """
+import email.parser
+import fnmatch
 import glob
 import hashlib
+import html
+import io
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+import zipfile
 
 import pytest
 import yaml
+from packaging import tags
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from world import branch as world_branch  # noqa: E402
 from world import build as world_build  # noqa: E402
 from world import serve as world_serve  # noqa: E402
-from world.lib import checks, downloads, gitrepo, overlay, packages  # noqa: E402
+from world import snapshot_metadata  # noqa: E402
+from world import trixie  # noqa: E402
+from world.lib import checks, downloads, gitrepo, index, overlay, packages  # noqa: E402
+from world.lib import server as world_server  # noqa: E402
+from world.lib.wheel import normalize  # noqa: E402
 
 PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
 CACHE = os.environ.get("WORLD_DOWNLOAD_CACHE") or os.path.join(REPO_ROOT, ".cache", "world-downloads")
 HOST = os.path.join(HERE, "hosts", "mi300x")
 PINNED = packages.TORCH
+SNAPSHOT = packages.load_snapshot()
 
 
 def _free_port():
@@ -51,8 +70,16 @@ def _tree_hashes(root):
     return out
 
 
+def pip_env(**extra):
+    """pip isolated from this machine's configuration and from caches of earlier sessions."""
+    env = downloads.isolated_pip_env()
+    env["PIP_CACHE_DIR"] = _PIP_CACHE
+    env.update(extra)
+    return env
+
+
 def run(args, check=True, **kwargs):
-    kwargs.setdefault("env", downloads.isolated_pip_env())
+    kwargs.setdefault("env", pip_env())
     proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                           check=False, **kwargs)
     if check and proc.returncode != 0:
@@ -90,13 +117,12 @@ def served(world):
 
 
 _PIP = []
+_PIP_CACHE = tempfile.mkdtemp(prefix="world-pip-cache-")  # this session's: pip's wheel cache keys are URLs
 
 
 def _pip_main():
     """pip/ of the world's pip wheel, unpacked once (so its bytecode is cached between calls)."""
     if not _PIP:
-        import tempfile
-        import zipfile
         where = tempfile.mkdtemp(prefix="world-pip-")
         with zipfile.ZipFile(glob.glob(os.path.join(CACHE, "pip-*.whl"))[0]) as wheel:
             wheel.extractall(where)
@@ -107,7 +133,7 @@ def _pip_main():
 @pytest.fixture(scope="session", autouse=True)
 def _pip_cleanup():
     yield
-    for where in _PIP:
+    for where in _PIP + [_PIP_CACHE]:
         shutil.rmtree(where, ignore_errors=True)
 
 
@@ -122,9 +148,7 @@ class Venv(object):
         self.pip_main = _pip_main()
 
     def env(self, **extra):
-        env = downloads.isolated_pip_env()
-        env.update(extra)
-        return env
+        return pip_env(**extra)
 
     def pip(self, *args, index="pypi", check=True, env=None):
         cmd = [self.python, self.pip_main] + list(args)
@@ -228,10 +252,287 @@ def test_server_binds_loopback_only_and_stops_cleanly(served, tmp_path):
     assert world_serve.status(str(root)) == 3
 
 
+def _mini_root(path, port):
+    path.mkdir()
+    (path / "world.json").write_text(json.dumps({"port": port}))
+    return str(path)
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.1", "0.0.0.0"])
+def test_start_refuses_a_port_that_another_server_holds(tmp_path, capsys, bind):
+    """A taken port is a clear error naming the holder, even when the holder serves a world.json."""
+    port = _free_port()
+    root = _mini_root(tmp_path / "ours", port)
+    other = _mini_root(tmp_path / "other", port)  # what the holder serves: a world.json, like a world
+    holder = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", bind, "--directory", other],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _attempt in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert world_serve.start(root) == 1
+        err = capsys.readouterr().err
+        assert "cannot listen on 127.0.0.1:%d: the port is taken by pid %d (" % (port, holder.pid) in err, err
+        assert "http.server" in err and "WORLD_PORT=<port>" in err
+        assert not os.path.exists(os.path.join(root, "server.pid")) and world_serve.status(root) == 3
+        assert holder.poll() is None  # the other process is left alone
+    finally:
+        holder.terminate()
+        holder.wait(timeout=10)
+
+
+def test_start_names_another_world_server_on_the_port(tmp_path, capsys):
+    port = _free_port()
+    first, second = _mini_root(tmp_path / "first", port), _mini_root(tmp_path / "second", port)
+    assert world_serve.start(first) == 0
+    try:
+        assert world_serve.start(second) == 1
+        err = capsys.readouterr().err
+        assert "It is the world server of %s: stop it (python3 tests/world/serve.py stop --root %s)" % (first, first) in err
+        assert world_serve.status(first) == 0 and world_serve.status(second) == 3
+    finally:
+        world_serve.stop(first)
+
+
+def test_status_proves_the_answering_server_is_ours(tmp_path):
+    """A pid file of a live serve.py whose port is answered by someone else is not "running"."""
+    root = _mini_root(tmp_path / "w", _free_port())
+    assert world_serve.start(root) == 0
+    pid, nonce = world_serve._read_pid(os.path.join(root, "server.pid"))
+    try:
+        with open(os.path.join(root, "server.pid"), "w") as handle:
+            handle.write("%d %s\n" % (pid, "0" * 32))  # another start's nonce
+        assert world_serve.status(root) == 3
+        with open(os.path.join(root, "server.pid"), "w") as handle:
+            handle.write("%d %s\n" % (pid, nonce))
+        assert world_serve.status(root) == 0
+    finally:
+        world_serve.stop(root)
+
+
 def test_te_index_serves_only_te(served):
     root = os.path.join(served["root"], "te", "whl-staging", "device-all")
     assert sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))) == [
         "transformer-engine-rocm-torch", "transformer-engine-rocm7"]
+
+
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+
+
+def _get(url):
+    """(headers, body) of a GET on the loopback world."""
+    with _OPENER.open(url, timeout=10) as response:
+        return response.headers, response.read()
+
+
+_LINK = re.compile(r'<a href="(?P<url>[^"#]+)#sha256=(?P<sha>[0-9a-f]{64})"(?P<attrs>[^>]*)>')
+
+
+def test_indexes_serve_pep658_metadata_and_pypi_cache_headers(served):
+    """Every link is checked against the file on disk; one wheel per index also over HTTP."""
+    base, links = served["base_url"], 0
+    for files_dir, index_dir in world_build.INDEXES.values():
+        page_url = "%s/%s/" % (base, index_dir.rstrip("/"))
+        headers, body = _get(page_url)
+        assert headers["Cache-Control"] == "max-age=600, public"
+        fetched = False
+        for project in re.findall(r'href="([^"/]+)/"', body.decode()):
+            for link in _LINK.finditer(_get(page_url + project + "/")[1].decode()):
+                attrs = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', link.group("attrs")))
+                url = html.unescape(link.group("url"))
+                path = os.path.join(served["root"], urllib.parse.unquote(url).lstrip("/"))
+                with open(path, "rb") as handle:
+                    assert hashlib.sha256(handle.read()).hexdigest() == link.group("sha")
+                core = index.core_metadata(path)
+                requires_python = email.parser.BytesParser().parsebytes(core).get("Requires-Python")
+                assert html.unescape(attrs.get("data-requires-python", "")) == (requires_python or "")
+                if path.endswith(".whl"):
+                    with open(path + ".metadata", "rb") as handle:
+                        assert handle.read() == core  # PEP 658: the wheel's own METADATA, with its hash
+                    assert attrs["data-core-metadata"] == attrs["data-dist-info-metadata"] == \
+                        "sha256=" + hashlib.sha256(core).hexdigest()
+                    if not fetched:
+                        for suffix in ("", ".metadata"):
+                            headers, data = _get(base + url + suffix)
+                            assert headers["Cache-Control"] == "max-age=365000000, immutable, public"
+                        assert data == core
+                        fetched = True
+                else:
+                    assert "data-core-metadata" not in attrs  # PyPI has none for sdists either
+                links += 1
+        assert fetched
+    assert links == sum(len(index.distribution_files(os.path.join(served["root"], files_dir)))
+                        for files_dir, _index_dir in world_build.INDEXES.values())
+    for path in ("/world.json", "/git/grouped_gemm.git/info/refs"):
+        assert _get(base + path)[0]["Cache-Control"] == "no-cache"  # refs move (branch.py)
+
+
+def _log_since(root, offset):
+    with open(os.path.join(root, "server.log")) as handle:
+        handle.seek(offset)
+        return handle.read()
+
+
+def _large_pinned_set(root):
+    pins = yaml.safe_load(open(os.path.join(root, "pins-v26.5.yml")))["primus_pins"]
+    reqs = pins["torch"]["pre_packages"] + pins["te"]["deps"] + pins["pydeps"]["packages"] + pins["boto"]["packages"]
+    return [r for r in reqs if r != "tensorstore==0.1.45"]  # sdist only: pip builds its metadata
+
+
+def test_dry_run_resolves_from_metadata_without_downloading_wheels(served, venv, tmp_path):
+    reqs = _large_pinned_set(served["root"])
+    offset = os.path.getsize(os.path.join(served["root"], "server.log"))
+    picked = venv.dry_run(*reqs, extra=["--no-cache-dir", "--ignore-installed"])
+    log = _log_since(served["root"], offset)
+    assert len(picked) > 120
+    assert re.findall(r'"GET \S+\.whl HTTP', log) == []
+    assert len(re.findall(r'"GET \S+\.whl\.metadata HTTP', log)) >= len(picked)
+    # control: the same files behind an index without PEP 658 attributes make pip fetch every wheel
+    control = tmp_path / "control"
+    (control / "pypi").mkdir(parents=True)
+    os.symlink(os.path.join(served["root"], "pypi", "files"), str(control / "pypi" / "files"))
+    index.write_simple_index(str(control / "pypi" / "files"), str(control / "pypi" / "simple"), "/pypi/files",
+                             metadata=False)
+    log = io.StringIO()
+    with world_server.serve(str(control), access_log=log) as url:
+        proc = run([venv.python, venv.pip_main, "install", "--dry-run", "--quiet", "--no-cache-dir",
+                    "--ignore-installed", "--index-url", url + "/pypi/simple"] + reqs, env=venv.env())
+    assert proc.returncode == 0
+    assert len(re.findall(r'"GET \S+\.whl HTTP', log.getvalue())) >= len(picked)
+
+
+def test_pip_http_cache_reuses_files(served, venv, tmp_path):
+    """PyPI's caching headers at work: files are immutable, index pages fresh for 10 minutes.
+
+    (pip caches plain-http indexes only for trusted hosts; PyPI is https.)
+    """
+    fetched = []
+    for attempt, extra in (("first", []), ("second", []), ("refresh", ["--refresh-package", "einops"])):
+        offset = os.path.getsize(os.path.join(served["root"], "server.log"))
+        venv.pip("download", "--quiet", "--no-deps", "--cache-dir", str(tmp_path / "cache"), "--trusted-host",
+                 "127.0.0.1", "-d", str(tmp_path / attempt), "einops", *extra)
+        assert os.listdir(str(tmp_path / attempt))
+        fetched.append(re.findall(r'"GET (\S+) HTTP/1.1" (\d+)', _log_since(served["root"], offset)))
+    first, second, refresh = fetched
+    assert [p for p, status in first if p.endswith(".whl")] and second == []
+    assert [status for p, status in refresh if p.endswith("/simple/einops/")] == ["304"]
+    assert [p for p, status in refresh if "/files/" in p] == []
+
+
+def test_pypi_standins_carry_the_snapshot_metadata(world):
+    """Each PyPI file is the snapshot's: real files by sha256, stand-ins with the real metadata."""
+    files = index.distribution_files(os.path.join(world["root"], "pypi", "files"))
+    served = dict((os.path.basename(rel), path) for rel, path in files.items())
+    expected = dict((d["file"], d) for d in SNAPSHOT["distributions"])
+    assert sorted(served) == sorted(expected)
+    for name, dist in expected.items():
+        if normalize(dist["name"]) in packages.REAL:
+            with open(served[name], "rb") as handle:
+                assert hashlib.sha256(handle.read()).hexdigest() == dist["sha256"], name
+            continue
+        meta = email.parser.BytesParser().parsebytes(index.core_metadata(served[name]))
+        assert (meta["Name"], meta["Version"]) == (dist["name"], dist["version"])
+        assert (meta.get_all("Requires-Dist") or []) == dist["requires_dist"], name
+        assert meta.get("Requires-Python") == dist["requires_python"], name
+        assert (meta.get_all("Provides-Extra") or []) == dist["provides_extra"], name
+
+
+def test_snapshot_wheels_install_on_cpython_312_manylinux_2_28():
+    platforms = ["manylinux_2_%d_x86_64" % minor for minor in range(28, 4, -1)]
+    platforms += ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+    supported = set(tags.cpython_tags((3, 12), platforms=platforms)) | set(
+        tags.compatible_tags((3, 12), "cp312", platforms=platforms))
+    for dist in SNAPSHOT["distributions"]:
+        if dist["kind"] == "wheel":
+            name, version, _build, wheel_tags = parse_wheel_filename(dist["file"])
+            assert (name, str(version)) == (canonicalize_name(dist["name"]), dist["version"])
+            assert wheel_tags & supported, dist["file"]
+        else:
+            assert dist["file"].endswith(".tar.gz"), dist["file"]
+
+
+def test_snapshot_records_the_current_roots():
+    """The snapshot was taken from what the pins and stand-in repositories name today."""
+    pins = yaml.safe_load(open(world_build.default_pins()))
+    recorded = dict((name, (g["requires"], g["no_deps"])) for name, g in SNAPSHOT["groups"].items())
+    assert snapshot_metadata.groups(pins) == recorded, "re-run python3 tests/world/snapshot_metadata.py"
+    assert SNAPSHOT["resolved_for"] == {"python": SNAPSHOT["resolved_for"]["python"], "pip": "26.3",
+                                        "platform": "manylinux_2_28_x86_64"}
+
+
+# upstream-facts §16 (Requires-Dist without extras), as PyPI serves them
+FACTS_16 = {
+    ("quack-kernels", "0.3.1"): ["nvidia-cutlass-dsl>=4.4.1", "torch", "apache-tvm-ffi<0.2,>=0.1.6",
+                                 "torch-c-dlpack-ext"],
+    ("nvidia-cutlass-dsl", "4.5.3"): ["nvidia-cutlass-dsl-libs-base==4.5.3"],
+    ("nvidia-cutlass-dsl-libs-base", "4.5.3"): ["numpy", "typing-extensions", "cuda-python>=12.8"],
+    ("nvidia-cutlass-dsl", "4.6.0"): ["nvidia-cutlass-dsl-libs-base==4.6.0", "nvidia-cutlass-dsl-libs-cu12==4.6.0"],
+    ("nvidia-cutlass-dsl-libs-base", "4.6.0"): ["numpy", "typing-extensions>=4.10.0", "cuda-python>=12.8",
+                                                "protobuf<7,>=6.30.2", "nvidia-cuda-nvdisasm<14,>=13.3",
+                                                "nvidia-cutlass-dsl-libs-core==4.6.0"],
+    ("cuda-python", "13.4.4"): ["cuda-bindings~=13.4.4", "cuda-core~=1.2.0", "cuda-pathfinder~=1.1"],
+    ("cuda-bindings", "13.4.4"): ["cuda-pathfinder>=1.4.2"],
+    ("torch-c-dlpack-ext", "0.1.5"): ["torch"],
+}
+
+
+def test_mamba_chain_metadata_is_upstream_facts_16(served):
+    pages = {}
+    for (project, version), requires in FACTS_16.items():
+        pages.setdefault(project, _get("%s/%s/" % (served["indexes"]["pypi"], project))[1].decode())
+        urls = [html.unescape(link.group("url")) for link in _LINK.finditer(pages[project])
+                if "-%s-" % version in link.group("url")]
+        assert len(urls) == 1, (project, version, urls)
+        meta = email.parser.BytesParser().parsebytes(_get(served["base_url"] + urls[0] + ".metadata")[1])
+        assert [r for r in meta.get_all("Requires-Dist") if "extra ==" not in r] == requires, project
+
+
+def test_mamba_chain_resolves_like_pypi(rocm_venv, tmp_path):
+    """The seed's cutlass pin pulls the harmless cuda-python bindings; unpinned or 4.6 pull CUDA wheels."""
+    v = rocm_venv
+    constraints = tmp_path / "c.txt"
+    constraints.write_text("torch==%s\ntriton==%s\n" % (PINNED, packages.TRITON_ROCM))
+    pinned = v.dry_run("quack-kernels==0.3.1", "nvidia-cutlass-dsl==4.5.3", extra=["-c", str(constraints)])
+    assert {"cuda-python", "cuda-bindings", "cuda-core", "cuda-pathfinder", "torch-c-dlpack-ext",
+            "nvidia-cutlass-dsl-libs-base"} <= set(pinned) and "torch" not in pinned
+    assert Version(pinned["apache-tvm-ffi"]) < Version("0.2") and pinned["nvidia-cutlass-dsl-libs-base"] == "4.5.3"
+    assert [n for n in pinned if n.startswith("nvidia-cuda") or n.endswith(("-cu12", "-cu13"))] == []
+    unpinned = v.dry_run("quack-kernels==0.3.1", extra=["-c", str(constraints)])
+    assert Version(unpinned["nvidia-cutlass-dsl"]) >= Version("4.6") and "nvidia-cutlass-dsl-libs-cu12" in unpinned
+    old = v.dry_run("nvidia-cutlass-dsl==4.6.0", extra=["-c", str(constraints)])
+    assert {"nvidia-cuda-nvdisasm", "nvidia-cutlass-dsl-libs-cu12", "nvidia-cutlass-dsl-libs-core"} <= set(old)
+
+
+def test_floating_branch_moves_and_resets(world, tmp_path):
+    """branch.move pushes onto a served branch (git ls-remote sees it at once); reset puts it back."""
+    root = tmp_path / "w"
+    shutil.copytree(os.path.join(world["root"], "git", "grouped_gemm.git"), str(root / "git" / "grouped_gemm.git"))
+    shutil.copyfile(os.path.join(world["root"], "world.json"), str(root / "world.json"))
+    built = world["repos"]["grouped_gemm"]["branches"]
+
+    def heads(url):
+        return dict((ref.split("/")[-1], sha) for sha, ref in
+                    (line.split() for line in git(str(tmp_path), "ls-remote", "--heads", url).splitlines()))
+
+    with world_server.serve(str(root)) as base:
+        url = base + "/git/grouped_gemm.git"
+        assert heads(url) == built
+        moved = world_branch.move(str(root), "grouped_gemm", "rocm", "ROCm: fix tile sizes again")
+        assert heads(url) == dict(built, rocm=moved) and moved != built["rocm"]
+        gg = clone({"repos": {"grouped_gemm": {"url": url}}}, "grouped_gemm", tmp_path / "gg", "--branch", "rocm")
+        assert git(gg, "rev-parse", "HEAD^").strip() == built["rocm"]  # one commit on top of the old head
+        assert open(os.path.join(gg, "WORLD-MOVES.md")).read() == "ROCm: fix tile sizes again\n"
+        assert world_branch.reset(str(root), "grouped_gemm", "rocm") == built["rocm"]
+        assert heads(url) == built
+        cli = [sys.executable, os.path.join(HERE, "branch.py"), "--root", str(root)]
+        again = run(cli[:2] + ["move"] + cli[2:] + ["grouped_gemm", "rocm", "--message", "ROCm: fix tile sizes again"])
+        assert again.stdout.strip() == moved  # the same move on the same head is the same commit
+        assert heads(url)["rocm"] == moved
+        run(cli[:2] + ["reset"] + cli[2:] + ["grouped_gemm", "rocm"])
+        assert heads(url) == built
 
 
 # --- ROCm nightly index -------------------------------------------------------------------------
@@ -288,8 +589,12 @@ def test_rocm_sdk_init_hipcc_and_rocminfo(rocm_venv, tmp_path):
 
 def test_bare_torch_from_pypi_is_cuda_with_nvidia_wheels(venv):
     picked = venv.dry_run("torch")
-    assert picked["torch"] == "2.13.0"
-    assert [n for n in picked if n.startswith("nvidia-")] and picked["triton"] == "3.7.0"
+    newest = max(Version(d["version"]) for d in SNAPSHOT["distributions"] if d["name"] == "torch")
+    assert picked["torch"] == str(newest) and "+" not in picked["torch"]  # a CUDA build, not ROCm's
+    assert "nvidia-cublas" in picked and [n for n in picked if re.match(r"^nvidia-.*-cu13$", n)]
+    assert "+" not in picked["triton"]  # upstream triton
+    forbid = yaml.safe_load(open(world_build.default_pins()))["primus_pins"]["pip_forbid"]
+    assert [n for n in picked if any(fnmatch.fnmatch(n, pattern) for pattern in forbid)]
 
 
 def test_upstream_triton_import_crashes(venv):
@@ -307,11 +612,13 @@ def test_flydsl_030_has_no_expr_vector(venv):
 
 
 def test_quack_needs_cutlass_453_and_nanobind_collides(venv):
-    assert venv.dry_run("nvidia-cutlass-dsl>=4.4.1")["nvidia-cutlass-dsl"].startswith("4.6.")
-    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1", "nvidia-cutlass-dsl==4.6.1",
-             "nvidia-cutlass-dsl-libs-base==4.6.1")
+    unpinned = venv.dry_run("quack-kernels==0.3.1")["nvidia-cutlass-dsl"]
+    assert Version(unpinned) >= Version("4.6")
+    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1", "nvidia-cutlass-dsl==" + unpinned)
     proc = venv.py("import quack", check=False)
     assert "AttributeError: module 'cutlass.cute.core' has no attribute 'ThrCopy'" in proc.stdout
+    venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.6.0")  # the first release without it
+    assert "has no attribute 'ThrCopy'" in venv.py("import quack", check=False).stdout
     venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.5.3")
     venv.py("import quack")
     venv.pip("install", "--quiet", "--no-deps", "flydsl==0.2.4")
@@ -323,7 +630,13 @@ def test_tensorstore_0145_is_sdist_only(venv, tmp_path):
     proc = venv.pip("download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(tmp_path),
                     "tensorstore==0.1.45", check=False)
     assert proc.returncode != 0
-    assert os.path.exists(os.path.join(venv.world["root"], "pypi", "files", "tensorstore-0.1.45.tar.gz"))
+    # pip builds its metadata from the sdist (setup.py, in build isolation): the real Requires-Dist
+    proc = run([venv.python, venv.pip_main, "install", "--dry-run", "--quiet", "--no-deps", "--report", "-",
+                "--index-url", venv.world["indexes"]["pypi"], "tensorstore==0.1.45"], env=venv.env())
+    meta = json.loads(proc.stdout[proc.stdout.index("{"):])["install"][0]["metadata"]
+    real = [d for d in SNAPSHOT["distributions"] if d["file"] == "tensorstore-0.1.45.tar.gz"][0]
+    assert meta["requires_dist"] == real["requires_dist"] and meta["requires_python"] == real["requires_python"]
+    assert glob.glob(os.path.join(venv.world["root"], "pypi", "files", "*", "tensorstore-0.1.45.tar.gz"))
 
 
 # --- TE staging index ---------------------------------------------------------------------------
@@ -334,7 +647,7 @@ def test_te_wheel_path(rocm_venv):
     v.pip("install", "--quiet", *pins["te"]["deps"])
     te = pins["te"]["wheel"]
     proc = v.pip("install", "--pre", te, index="te", check=False)
-    assert proc.returncode != 0  # with build isolation its setup.py cannot see the installed torch
+    assert proc.returncode != 0, proc.stdout  # with build isolation its setup.py cannot see the installed torch
     env = v.env(GPU_ARCHS="gfx942;gfx950", MAX_JOBS="3", **v.build_env)
     v.pip("install", "--quiet", "--pre", "--no-build-isolation", te, index="te", env=env)
     record = json.loads(v.py("import importlib.resources as r; print(r.files('transformer_engine_rocm_torch')"
@@ -351,6 +664,45 @@ def test_te_wheel_path(rocm_venv):
                          r"\S*/transformer_engine/lib/libtransformer_engine\.so\)", proc.stdout), proc.stdout
     else:
         assert "GLIBC_2.38" not in proc.stdout
+
+
+def _host_glibc():
+    return tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the trixie root needs root (debootstrap, chroot)")
+def test_te_core_library_is_refused_here_and_loads_in_a_trixie_root(served, tmp_path):
+    """The real loaders decide: this host's refuses the TE core library, trixie's (glibc 2.41) loads it."""
+    te_files = index.distribution_files(os.path.join(served["root"], "te", "files"))
+    core = [p for rel, p in te_files.items() if os.path.basename(rel).startswith(
+        "transformer_engine_rocm7-%s-" % packages.TE_LABEL)]
+    assert len(core) == 1
+    lib = str(tmp_path / "libtransformer_engine.so")
+    with zipfile.ZipFile(core[0]) as wheel, open(lib, "wb") as handle:
+        handle.write(wheel.read("transformer_engine/lib/libtransformer_engine.so"))
+    here = run([PY312, "-c", "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).nvte_get_version())", lib],
+               check=False)
+    if _host_glibc() < (2, 38):
+        assert ("OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by %s)"
+                % lib) in here.stdout, here.stdout
+    root = trixie.build(log=lambda *_: None)
+    assert trixie.glibc(root) == "2.41"
+    with open(os.path.join(root, "usr/lib/x86_64-linux-gnu/libstdc++.so.6"), "rb") as handle:
+        assert b"GLIBCXX_3.4.33\0" in handle.read()
+    user = "primus-ci" if "primus-ci" in [e.pw_name for e in pwd.getpwall()] else "nobody"
+    work = "/tmp/world-te-%d-%d" % (os.getpid(), int(time.time()))
+    try:
+        setup = "%s -m venv %s/venv && %s/venv/bin/pip install --quiet --no-deps --index-url %s %s" % (
+            trixie.PYTHON, work, work, served["indexes"]["te"], "transformer_engine_rocm7==" + packages.TE_LABEL)
+        proc = trixie.run(root, ["sh", "-c", setup], user=user)
+        assert proc.returncode == 0, proc.stdout
+        probe = ("import os, transformer_engine as te; "
+                 "print(os.getuid(), os.confstr('CS_GNU_LIBC_VERSION'), te._lib.nvte_get_version())")
+        proc = trixie.run(root, [work + "/venv/bin/python", "-c", probe], user=user)
+        assert proc.returncode == 0, proc.stdout
+        assert proc.stdout.split() == [str(pwd.getpwnam(user).pw_uid), "glibc", "2.41", "2150"]
+    finally:
+        shutil.rmtree(root + work, ignore_errors=True)
 
 
 # --- git remotes --------------------------------------------------------------------------------
@@ -455,4 +807,4 @@ def test_mamba_pulls_tilelang_and_quack(rocm_venv, tmp_path):
     constraints.write_text("torch==%s\ntriton==%s\n" % (PINNED, packages.TRITON_ROCM))
     picked = v.dry_run(mamba, extra=["--no-build-isolation", "-c", str(constraints)])
     assert "tilelang" in picked and picked["quack-kernels"] == "0.3.1"
-    assert picked["nvidia-cutlass-dsl"].startswith("4.6.") and "torch" not in picked
+    assert Version(picked["nvidia-cutlass-dsl"]) >= Version("4.6") and "torch" not in picked

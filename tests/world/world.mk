@@ -6,6 +6,9 @@
 #   make demo           playbooks/primus.yml, unchanged, on localhost against the served world
 #                       DEMO_TAGS=preflight,venv (default: all default stages), DEMO_BASE=/abs/dir
 #                       (default: a fresh temporary dir), DEMO_HOST=mi300x (a host of tests/world/hosts)
+#   make world-snapshot re-take tests/world/pypi-snapshot.json from PyPI (network, about 3 min)
+#   make world-trixie   the Debian trixie root for TE wheel mode (root, Debian's mirror; cached in
+#                       .cache/trixie-root, reused; world-test builds it when missing)
 
 PYTHON ?= python3
 ANSIBLE_PLAYBOOK ?= ansible-playbook
@@ -28,9 +31,9 @@ WORLD_TEST_DEPS ?= $(if $(VENV),$(VENV)/.test)
 WORLD_SERVE = $(PYTHON) tests/world/serve.py
 WORLD_STAMP = $(WORLD_DIR)/world.json
 WORLD_SOURCES = $(wildcard $(CURDIR)/tests/world/*.py $(CURDIR)/tests/world/lib/*.py \
-                           $(CURDIR)/roles/*/vars/releases/v26.5.yml)
+                           $(CURDIR)/tests/world/pypi-snapshot.json $(CURDIR)/roles/*/vars/releases/v26.5.yml)
 
-.PHONY: world world-test world-start world-stop demo
+.PHONY: world world-test world-start world-stop world-snapshot world-trixie demo
 
 # A world built for another port has other URLs and commits: rebuild it.
 ifneq ($(shell sed -n 's/^ "port": \([0-9]*\).*/\1/p' $(WORLD_STAMP) 2>/dev/null),$(WORLD_PORT))
@@ -45,6 +48,12 @@ world: $(WORLD_STAMP)
 world-test: $(WORLD_TEST_DEPS)
 	PRIMUS_TEST_PYTHON312=$(PRIMUS_TEST_PYTHON312) $(PYTHON) -m pytest tests/world -q -p no:cacheprovider \
 	  $(if $(OUT),--junitxml=$(OUT)/world.xml)
+
+world-snapshot: | $(WORLD_PYTHON_DEPS)
+	PIP_CONFIG_FILE=/dev/null $(PYTHON) tests/world/snapshot_metadata.py --python $(PRIMUS_TEST_PYTHON312)
+
+world-trixie: | $(WORLD_PYTHON_DEPS)
+	$(PYTHON) tests/world/trixie.py build --python $(PRIMUS_TEST_PYTHON312)
 
 world-start: world
 	$(WORLD_SERVE) start --root $(WORLD_DIR)
