@@ -280,6 +280,7 @@ def test_start_refuses_a_port_that_another_server_holds(tmp_path, capsys, bind):
         assert not os.path.exists(os.path.join(root, "server.pid")) and world_serve.status(root) == 3
         assert holder.poll() is None  # the other process is left alone
     finally:
+        world_serve.stop(root)  # (only if a broken start left a server behind)
         holder.terminate()
         holder.wait(timeout=10)
 
@@ -294,6 +295,7 @@ def test_start_names_another_world_server_on_the_port(tmp_path, capsys):
         assert "It is the world server of %s: stop it (python3 tests/world/serve.py stop --root %s)" % (first, first) in err
         assert world_serve.status(first) == 0 and world_serve.status(second) == 3
     finally:
+        world_serve.stop(second)
         world_serve.stop(first)
 
 
