@@ -18,6 +18,10 @@ description:
   - Reports the user, its home, the CPUs this process may run on (its affinity mask) and the memory available to it
     (C(MemAvailable) of C(/proc/meminfo), lowered to what its cgroup's memory limit leaves).
   - Asks each interpreter of O(interpreters) for its C(major.minor) and looks up each command of O(commands) on C(PATH).
+  - With O(venv), looks at what is at the venv path (RV(venv)) - whether it is a venv this collection made and
+    finished, one whose creation was interrupted, a venv made by someone else that can be adopted, or something that
+    must not be touched - and lists pip's debris of a killed install in its site-packages.
+  - With O(state_dir), reads every stage stamp C(<state_dir>/<stage>.json) (RV(stamps)).
   - One module run instead of a fact gathering, a stat and several commands - every task costs a round trip, and a
     converged run should take seconds. No builtin gives the free space of a path that does not exist yet without
     gathering every mount of the node.
@@ -44,6 +48,14 @@ options:
     type: list
     elements: str
     default: []
+  venv:
+    description: Path of the venv to look at (it does not need to exist). Empty means do not look.
+    type: str
+    default: ''
+  state_dir:
+    description: Directory of the stage stamps to read (it does not need to exist). Empty means do not read.
+    type: str
+    default: ''
 '''
 
 EXAMPLES = r'''
@@ -151,6 +163,24 @@ commands:
   returned: always
   type: dict
   sample: {"git": "/usr/bin/git", "make": "/usr/bin/make"}
+venv:
+  description:
+    - What is at O(venv) - C(kind) is V(absent), V(empty), V(ready) (made and finished by this collection),
+      V(interrupted) (its creation did not finish), V(broken) (made by this collection, since lost pyvenv.cfg,
+      bin/python or pip), V(adoptable) (a venv with a working pip that this collection did not make) or V(foreign)
+      (anything else; C(problem) says what and how to fix it).
+    - C(debris) lists what a killed pip left in site-packages (C(~)-prefixed entries, C(*.tmp) in C(*.dist-info)).
+  returned: when O(venv) is given
+  type: dict
+  sample: {"path": "/home/trainer/envs/primus-env/venv", "kind": "ready", "problem": "", "marker": "complete",
+           "pyvenv_cfg": true, "python": true, "pip": true, "debris": []}
+stamps:
+  description:
+    - Each stage stamp of O(state_dir), by stage - the stamp's fields (C(format), C(stage), C(release), C(key),
+      C(key_id), C(finished), C(host), C(outputs)) and C(problem), empty unless the stamp cannot be trusted.
+  returned: when O(state_dir) is given
+  type: dict
+  sample: {"venv": {"format": 1, "stage": "venv", "release": "v26.5", "key_id": "6f1c0e2d9a8b7c6d", "problem": ""}}
 '''
 
 import os
@@ -158,6 +188,7 @@ import pwd
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.primus.trainenv.plugins.module_utils import stage_state, venv_state
 
 
 def nearest_existing(path):
@@ -239,12 +270,30 @@ def interpreter_version(module, path):
     return {'exists': True, 'version': out.strip(), 'error': ''}
 
 
+def pip_works(module):
+    def check(python):
+        rc, out, err = module.run_command([python, '-m', 'pip', '--version'])
+        if rc != 0:
+            lines = (err or out or '').strip().splitlines()
+            return False, 'its pip does not run (%s)' % (lines[-1] if lines else 'rc %s' % rc)
+        return True, ''
+    return check
+
+
+def venv_info(module, path):
+    obs = venv_state.inspect(path, pip_works(module))
+    obs['kind'], obs['problem'] = venv_state.classify(obs)
+    return obs
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             path=dict(type='str', required=True),
             interpreters=dict(type='list', elements='str', default=[]),
             commands=dict(type='list', elements='str', default=[]),
+            venv=dict(type='str', default=''),
+            state_dir=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
@@ -265,6 +314,14 @@ def main():
         room = max(0, limit - (usage or 0))
         available = min(available, room) if available else room
     node.update(mem_available_bytes=available, mem_limit_bytes=limit or 0)
+    # Only absolute paths are looked at (preflight explains a relative or empty base).
+    if module.params['venv']:
+        venv = module.params['venv']
+        node['venv'] = venv_info(module, os.path.normpath(venv)) if os.path.isabs(venv) else dict(
+            path=venv, kind='absent', problem='', debris=[])
+    if module.params['state_dir']:
+        state_dir = module.params['state_dir']
+        node['stamps'] = stage_state.read_stamps(state_dir) if os.path.isabs(state_dir) else {}
 
     path = module.params['path']
     if not path or not os.path.isabs(path):

@@ -289,7 +289,9 @@ def playbook(tmp_path_factory, target, world, python312):
     tmp = tmp_path_factory.mktemp("playbook")
     counter = [0]
 
-    def run(tags=None, base=None, gpu_host="mi300x", check=False, diff=False, extra=None, env=None, args=()):
+    def run(tags=None, base=None, gpu_host="mi300x", check=False, diff=False, extra=None, env=None, args=(),
+            background=False):
+        """background=True: start it in a process group of its own and return a Background (finish() waits)."""
         counter[0] += 1
         inventory = tmp / ("inventory-%d.yml" % counter[0])
         inventory.write_text(yaml.safe_dump({"all": {"hosts": {"node1": target.host}}}))
@@ -322,10 +324,28 @@ def playbook(tmp_path_factory, target, world, python312):
                         "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
         run_env.update(env or {})
         start = time.monotonic()
+        if background:
+            return Background(subprocess.Popen(argv, cwd=REPO, env=run_env, stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE, text=True, start_new_session=True),
+                              results, start)
         proc = subprocess.run(argv, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=3600, check=False)
         return PlaybookRun(proc, results, time.monotonic() - start)
 
     return run
+
+
+class Background:
+    """An ansible-playbook started with playbook(..., background=True); proc.pid is also its process group."""
+
+    def __init__(self, proc, results_file, start):
+        self.proc = proc
+        self.results_file = results_file
+        self.start = start
+
+    def finish(self, timeout=3600):
+        out, err = self.proc.communicate(timeout=timeout)
+        done = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
+        return PlaybookRun(done, self.results_file, time.monotonic() - self.start)
 
 
 def tree_state(path):

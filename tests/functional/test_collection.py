@@ -33,9 +33,10 @@ def run(cmd, cwd=REPO, env=None):
 
 
 def listed_tags(output):
-    match = re.search(r"TASK TAGS: \[([^\]]*)\]", output)
-    assert match, output
-    return {t.strip() for t in match.group(1).split(",")}
+    """The task tags of every play of the listing."""
+    found = re.findall(r"TASK TAGS: \[([^\]]*)\]", output)
+    assert found, output
+    return {t.strip() for match in found for t in match.split(",") if t.strip()}
 
 
 def core_version(bindir):
@@ -68,7 +69,7 @@ def test_syntax_check(bindir):
 @pytest.mark.functional
 def test_roles_follow_the_seed_stage_order():
     with open(os.path.join(REPO, "playbooks", "primus.yml")) as handle:
-        roles = re.findall(r"role: primus\.trainenv\.(\w+)", handle.read())
+        roles = re.findall(r"import_role:\s+name: primus\.trainenv\.(\w+)", handle.read())
     assert roles == ROLE_ORDER
 
 
@@ -84,8 +85,10 @@ def test_no_become_anywhere():
     assert not offenders, offenders
 
 
-@pytest.mark.functional
-def test_built_collection_installs_and_lists_the_same_tags(tmp_path):
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The built tarball installed into an empty collections path: (collections dir, an empty working dir)."""
+    tmp_path = tmp_path_factory.mktemp("installed")
     bindir = os.path.join(REPO, ".venv", "bin")
     run([os.path.join(bindir, "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), REPO])
     tarballs = glob.glob(str(tmp_path / "primus-trainenv-*.tar.gz"))
@@ -98,6 +101,49 @@ def test_built_collection_installs_and_lists_the_same_tags(tmp_path):
     run([os.path.join(bindir, "ansible-galaxy"), "collection", "install", "-p", str(dest), tarballs[0]], cwd=str(tmp_path))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    return dest, elsewhere
+
+
+@pytest.mark.functional
+def test_built_collection_installs_and_lists_the_same_tags(installed):
+    dest, elsewhere = installed
+    bindir = os.path.join(REPO, ".venv", "bin")
     out = run([os.path.join(bindir, "ansible-playbook"), "primus.trainenv.primus", "--list-tags"],
               cwd=str(elsewhere), env=clean_env(ANSIBLE_COLLECTIONS_PATH=str(dest)))
     assert listed_tags(out) == listed_tags(run([os.path.join(bindir, "ansible-playbook"), "playbooks/primus.yml", "--list-tags"]))
+
+
+@pytest.mark.functional
+def test_installed_collection_runs_preflight_on_localhost_without_an_inventory(installed, tmp_path):
+    """README: `ansible-playbook primus.trainenv.primus` with no inventory builds on localhost (it used to end
+    green with "no hosts matched"). No -i, no ansible.cfg: the default inventory does not exist here."""
+    dest, elsewhere = installed
+    assert not os.path.exists("/etc/ansible/hosts") or not open("/etc/ansible/hosts").read().strip()
+    base = tmp_path / "envs" / "primus-env"
+    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "primus.trainenv.primus",
+                           "--tags", "preflight", "-e", "primus_min_free_gib=1"],
+                          cwd=str(elsewhere), env=clean_env(ANSIBLE_COLLECTIONS_PATH=str(dest), PRIMUS_BASE=str(base),
+                                                            ANSIBLE_NOCOLOR="1"),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    recap = re.search(r"^localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=0\s+failed=0", proc.stdout, re.M)
+    assert recap and int(recap.group(1)) > 20 and recap.group(2) == "0", proc.stdout[-3000:]
+    assert "into %s" % base in proc.stdout, "the plan was shown"
+    assert "no hosts matched" not in proc.stdout
+    assert not (tmp_path / "envs").exists(), "--tags preflight creates nothing (and takes no lock)"
+
+
+@pytest.mark.functional
+def test_an_inventory_without_hosts_fails_instead_of_ending_green(installed, tmp_path):
+    dest, elsewhere = installed
+    empty = tmp_path / "fleet.yml"
+    empty.write_text("all:\n  children:\n    gpu_nodes:\n      hosts: {}\n")
+    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", str(empty),
+                           "primus.trainenv.primus", "--tags", "preflight"],
+                          cwd=str(elsewhere), env=clean_env(ANSIBLE_COLLECTIONS_PATH=str(dest), ANSIBLE_NOCOLOR="1",
+                                                            PRIMUS_BASE=str(tmp_path / "base")),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert "The inventory %s holds no host, so there is nothing to build on." % empty in proc.stdout, proc.stdout[-3000:]
+    assert "leave out -i to build on this machine" in proc.stdout
+    assert not (tmp_path / "base").exists()

@@ -4,6 +4,7 @@ import collections
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -14,8 +15,11 @@ from harness import REPO, record_timing, tree_state
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib.wheel import build_wheel  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, ".collections"))
+from ansible_collections.primus.trainenv.plugins.filter.stages import stage_key_id  # noqa: E402
+
 pytestmark = pytest.mark.functional
-Converged = collections.namedtuple("Converged", "base first second")
+Converged = collections.namedtuple("Converged", "base first second stamps")
 
 ROCM = "2.12.0+rocm7.15.0a20260720"
 EXPECTED = {
@@ -51,9 +55,10 @@ def converged(playbook, target):
     first = playbook("venv,torch", base)
     assert first.rc == 0, first
     record_timing("venv,torch on an empty base (unprivileged, SSH)", first.seconds)
+    stamps = {name: os.stat(os.path.join(base, "state", name)) for name in os.listdir(os.path.join(base, "state"))}
     second = playbook("venv,torch", base)
     record_timing("venv,torch converged re-run (unprivileged, SSH)", second.seconds)
-    return Converged(base, first, second)
+    return Converged(base, first, second, stamps)
 
 
 def test_first_run_builds_the_venv_with_the_exact_pins(converged, target):
@@ -95,6 +100,45 @@ def test_second_run_changes_nothing_and_is_quick(converged):
     assert second.stats["node1"]["changed"] == 0, second.changed_tasks()
     # The torch install decided offline: pip did not run.
     assert second.task("Install torch").get("result", {}).get("commands") == []
+
+
+def test_stage_stamps_record_the_key_and_what_was_installed(converged, target):
+    base = converged.base
+    assert sorted(converged.stamps) == ["torch.json", "venv.json"]
+    have = installed(target, base)
+    keys = converged.first.task("Decide which stages are done")["result"]["ansible_facts"]["preflight_stages"]["stage_keys"]
+    for stage in ("venv", "torch"):
+        path = os.path.join(base, "state", stage + ".json")
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+        with open(path) as handle:
+            stamp = json.load(handle)
+        assert sorted(stamp) == ["finished", "format", "host", "key", "key_id", "outputs", "release", "stage"]
+        assert (stamp["format"], stamp["stage"], stamp["release"]) == (1, stage, "v26.5")
+        assert stamp["key"] == keys[stage] and stamp["key_id"] == stage_key_id(keys[stage])
+        for name, version in stamp["outputs"]["distributions"].items():
+            assert have[name] == version, name
+    with open(os.path.join(base, "state", "torch.json")) as handle:
+        torch = json.load(handle)
+    assert torch["key"]["archs"] == ["gfx942"] and torch["key"]["python"] == "3.12"
+    assert torch["outputs"]["distributions"]["torch"] == ROCM
+    assert "amd-torch-device-gfx942==%s" % ROCM in torch["key"]["device_packages"]
+    assert not [v for v in json.dumps(torch["key"]).split('"') if v.startswith("http")], "no index URL in a key"
+
+
+def test_a_converged_run_writes_no_stamp(converged):
+    for name, before in converged.stamps.items():
+        after = os.stat(os.path.join(converged.base, "state", name))
+        assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), name
+    assert converged.second.task("Record stage torch as done")["status"] == "skipped"
+
+
+def test_a_stage_whose_prerequisites_are_done_runs_after_the_check(converged, playbook):
+    """torchtune needs venv and torch: done on this base (their stamps), so it gets past its check."""
+    run = playbook("torchtune", converged.base)
+    assert run.rc != 0
+    assert run.task("Check the stages needed first - torchtune")["status"] == "ok"
+    assert [r["result"]["msg"] for r in run.failed()] == ["stage torchtune is not implemented yet"]
+    assert not os.path.exists(os.path.join(converged.base, ".primus.lock"))
 
 
 def test_env_sh_passes_shellcheck(converged):

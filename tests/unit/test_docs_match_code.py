@@ -25,13 +25,28 @@ def test_every_user_setting_is_in_the_argument_spec_and_the_readme():
     assert set(defaults) <= documented, set(defaults) - documented
 
 
+def playbook_roles():
+    """[(role FQCN, tags)] of the roles the site playbook imports, in order (blocks included)."""
+    found = []
+
+    def walk(tasks):
+        for task in tasks or []:
+            if "ansible.builtin.import_role" in task:
+                found.append((task["ansible.builtin.import_role"]["name"], task.get("tags", [])))
+            for section in ("block", "rescue", "always"):
+                walk(task.get(section))
+
+    for play in yaml.safe_load(read("playbooks", "primus.yml")):
+        walk(play.get("tasks"))
+    return found
+
+
 def test_every_playbook_tag_is_in_the_readme_tag_table():
-    playbook = yaml.safe_load(read("playbooks", "primus.yml"))[0]
-    tags = {t for role in playbook["roles"] for t in role["tags"]} - {"always", "never"}
+    roles = playbook_roles()
+    tags = {t for _role, role_tags in roles for t in role_tags} - {"always", "never"}
     rows = {re.match(r"\| `(\w+)` \| `(\w+)`", row).groups() for row in readme_table_rows("Tags")}
     role_of_tag = dict(rows)
     assert set(role_of_tag) == tags
-    for role in playbook["roles"]:
-        stage_tags = [t for t in role["tags"] if t not in ("always", "never")]
-        for tag in stage_tags:
-            assert "primus.trainenv." + role_of_tag[tag] == role["role"], tag
+    for role, role_tags in roles:
+        for tag in [t for t in role_tags if t not in ("always", "never")]:
+            assert "primus.trainenv." + role_of_tag[tag] == role, tag

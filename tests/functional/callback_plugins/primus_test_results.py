@@ -6,6 +6,7 @@ ANSIBLE_CALLBACKS_ENABLED=primus_test_results.
 """
 import json
 import os
+import time
 
 from ansible.plugins.callback import CallbackBase
 
@@ -18,7 +19,7 @@ class CallbackModule(CallbackBase):
 
     def _write(self, result, status):
         record = {"host": result._host.get_name(), "task": result._task.get_name(), "status": status,
-                  "result": result._result}
+                  "result": result._result, "time": time.time()}
         with open(os.environ["PRIMUS_TEST_RESULTS"], "a") as handle:
             handle.write(json.dumps(record, default=str) + "\n")
 

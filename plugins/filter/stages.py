@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Stage stamps and prerequisites as pure Jinja2 filters (logic in module_utils/stage_state.py).
+
+Each filter is documented in a YAML file of the same name next to this one
+(``ansible-doc -t filter primus.trainenv.stage_key_id``).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+
+
+def stage_key_id(key):
+    """First 16 hex digits of the sha256 of the canonical JSON of a stage key."""
+    try:
+        return stage_state.key_id(key)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('stage_key_id: %s' % exc)
+
+
+def stage_status(stamps, keys, requires, unavailable=None):
+    """{stage: {done, stamp, reason, key_id}} from the stamps node_info read and the current keys."""
+    try:
+        return stage_state.stage_status(stamps, keys, requires, unavailable)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('stage_status: %s' % exc)
+
+
+def stage_prerequisites(stage, stages):
+    """{'missing': [...], 'message': str} for a stage, from the preflight_stages fact."""
+    try:
+        missing = stage_state.missing_prerequisites(stage, stages['requires'], stages['order'], stages['status'],
+                                                    stages['run'])
+        return {'missing': missing, 'message': stage_state.prerequisite_message(stage, missing, stages['status'])}
+    except KeyError as exc:
+        raise AnsibleFilterError('stage_prerequisites: the stages fact has no %s' % exc)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('stage_prerequisites: %s' % exc)
+
+
+class FilterModule(object):
+    """primus.trainenv stage filters."""
+
+    def filters(self):
+        return {
+            'stage_key_id': stage_key_id,
+            'stage_status': stage_status,
+            'stage_prerequisites': stage_prerequisites,
+        }

@@ -1,0 +1,251 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Stage stamps and prerequisites: when is a stage done on a base, and what must run first.
+
+A stage that finishes writes ``$PRIMUS_BASE/state/<stage>.json`` (a *stamp*)::
+
+    {"format": 1, "stage": "torch", "release": "v26.5",
+     "key": {...the inputs that define the stage's result...},
+     "key_id": "<first 16 hex digits of sha256 of the canonical JSON of key>",
+     "finished": "2026-12-02T17:30:00Z", "host": "node1", "outputs": {...}}
+
+A stage is *done* on a base when its stamp is valid, its key_id is the key_id of the key the
+current run would build with, and every stage it requires is done too. Pure functions only:
+the modules read and write files, the filters call these.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import hashlib
+import json
+import os
+import re
+
+from collections.abc import Mapping
+
+STAMP_FORMAT = 1
+STAMP_FIELDS = ('format', 'stage', 'release', 'key', 'key_id', 'finished', 'host', 'outputs')
+# A stage name is also a file name under state/: nothing else is read or written there.
+STAGE_NAME = re.compile(r'^[a-z][a-z0-9_]*$')
+
+
+class StageError(ValueError):
+    """A stage map, key or stamp that cannot be used; the message names what and where."""
+
+
+def plain(value, where='key'):
+    """value as plain JSON types (dict, list, str, int, float, bool, None); anything else is an error."""
+    if isinstance(value, Mapping):
+        result = {}
+        for name, item in value.items():
+            if not isinstance(name, str):
+                raise StageError('%s: the name %r is not a string' % (where, name))
+            result[str(name)] = plain(item, '%s.%s' % (where, name))
+        return result
+    if isinstance(value, (list, tuple)):
+        return [plain(item, '%s[%d]' % (where, index)) for index, item in enumerate(value)]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return value
+    raise StageError('%s: a %s is not a JSON value (%r)' % (where, type(value).__name__, value))
+
+
+def canonical_json(value):
+    """The one text of a value: sorted keys, no spaces, UTF-8 as is."""
+    return json.dumps(plain(value), sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+
+
+def key_id(key):
+    """First 16 hex digits of the sha256 of the canonical JSON of a stage key (a mapping)."""
+    if not isinstance(key, Mapping):
+        raise StageError('a stage key must be a mapping, got %s' % type(key).__name__)
+    return hashlib.sha256(canonical_json(key).encode('utf-8')).hexdigest()[:16]
+
+
+def make_stamp(stage, release, key, outputs, host, finished):
+    if not STAGE_NAME.match(stage or ''):
+        raise StageError('%r is not a stage name (lower case letters, digits and _)' % (stage,))
+    return {
+        'format': STAMP_FORMAT, 'stage': stage, 'release': str(release), 'key': plain(key),
+        'key_id': key_id(key), 'finished': finished, 'host': host, 'outputs': plain(outputs, 'outputs'),
+    }
+
+
+def same_result(old, new):
+    """Whether two stamps record the same result (the time and host of writing do not count)."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return False
+    fields = ('format', 'stage', 'release', 'key', 'key_id', 'outputs')
+    try:
+        return all(canonical_json(old.get(f)) == canonical_json(new.get(f)) for f in fields)
+    except StageError:
+        return False
+
+
+def stamp_problem(stage, data):
+    """Why a stamp read from state/<stage>.json cannot be trusted ('' when it can)."""
+    if not isinstance(data, Mapping):
+        return 'it is not a JSON object'
+    if data.get('format') != STAMP_FORMAT:
+        return 'its format is %r, not %d' % (data.get('format'), STAMP_FORMAT)
+    if data.get('stage') != stage:
+        return 'it names stage %r' % (data.get('stage'),)
+    if not isinstance(data.get('key'), Mapping) or not isinstance(data.get('outputs'), Mapping):
+        return 'its key or outputs is not a mapping'
+    try:
+        computed = key_id(data['key'])
+    except StageError as exc:
+        return str(exc)
+    if data.get('key_id') != computed:
+        return 'its key_id %r does not match its key (%s): it was edited' % (data.get('key_id'), computed)
+    return ''
+
+
+def read_stamps(state_dir):
+    """{stage: stamp} of every state/<stage>.json; an unusable one has a non-empty 'problem'."""
+    stamps = {}
+    try:
+        names = sorted(os.listdir(state_dir))
+    except OSError:
+        return stamps
+    for name in names:
+        stage, ext = os.path.splitext(name)
+        if ext != '.json' or not STAGE_NAME.match(stage):
+            continue
+        path = os.path.join(state_dir, name)
+        try:
+            with open(path, 'rb') as handle:
+                data = json.loads(handle.read().decode('utf-8'))
+        except (IOError, OSError, ValueError) as exc:
+            stamps[stage] = {'problem': 'it cannot be read as JSON (%s)' % exc}
+            continue
+        problem = stamp_problem(stage, data)
+        entry = dict(data) if isinstance(data, Mapping) else {}
+        entry['problem'] = problem
+        stamps[stage] = entry
+    return stamps
+
+
+def _short(value, limit=60):
+    text = canonical_json(value)
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+def key_change(old, new):
+    """'archs ["gfx942"] -> ["gfx942","gfx950"]; ...' for the fields of two keys that differ."""
+    old = old if isinstance(old, Mapping) else {}
+    changes = []
+    for name in sorted(set(old) | set(new)):
+        if name not in old:
+            changes.append('%s added' % name)
+        elif name not in new:
+            changes.append('%s removed' % name)
+        elif canonical_json(old[name]) != canonical_json(new[name]):
+            changes.append('%s %s -> %s' % (name, _short(old[name]), _short(new[name])))
+    return '; '.join(changes)
+
+
+def _check_map(requires):
+    if not isinstance(requires, Mapping):
+        raise StageError('the stage requirement map must be a mapping of stage: [stages]')
+    for stage, needs in requires.items():
+        if not isinstance(needs, (list, tuple)) or not all(isinstance(n, str) for n in needs):
+            raise StageError('requirements of stage %r must be a list of stage names, got %r' % (stage, needs))
+
+
+def needed(stage, requires):
+    """Every stage that stage needs, directly or through another (a cycle is an error)."""
+    _check_map(requires)
+    result = []
+
+    def visit(name, path):
+        for need in requires.get(name, []):
+            if need in path:
+                raise StageError('the stage requirements form a cycle: %s' % ' -> '.join(path + [need]))
+            visit(need, path + [need])
+            if need not in result:
+                result.append(need)
+
+    visit(stage, [stage])
+    return result
+
+
+def stage_status(stamps, keys, requires, unavailable=None):
+    """{stage: {'done', 'stamp', 'reason', 'key_id'}} for every stage named in keys, requires or stamps.
+
+    stamp: current (valid, key_id of the current key) | stale (another key) | missing | invalid
+    | nokey (no current key is defined for the stage, so no stamp can be trusted).
+    done: the stamp is current, the stage is not in ``unavailable`` ({stage: why its result is gone, which is
+    then the reason whatever the stamp says}) and every stage it needs is done.
+    """
+    stamps = stamps or {}
+    keys = keys or {}
+    unavailable = unavailable or {}
+    _check_map(requires)
+    names = []
+    for group in (requires, keys, stamps):
+        for name in group:
+            if name not in names:
+                names.append(name)
+        if group is requires:
+            for needs in requires.values():
+                for name in needs:
+                    if name not in names:
+                        names.append(name)
+    status = {}
+    for name in names:
+        stamp = stamps.get(name)
+        current = key_id(keys[name]) if name in keys else ''
+        if stamp is None:
+            state, reason = 'missing', 'not done on this base'
+        elif stamp.get('problem'):
+            state, reason = 'invalid', 'its stamp state/%s.json is unusable: %s' % (name, stamp['problem'])
+        elif name not in keys:
+            state, reason = 'nokey', 'no build key is defined for it in this release'
+        elif stamp.get('key_id') != current:
+            state, reason = 'stale', 'done for other inputs (%s)' % (key_change(stamp.get('key'), keys[name]) or 'key changed')
+        else:
+            state, reason = 'current', ''
+        if unavailable.get(name):
+            reason = unavailable[name]
+        status[name] = {'stamp': state, 'key_id': current, 'reason': reason,
+                        'done': state == 'current' and not unavailable.get(name)}
+    for name in names:
+        if status[name]['done']:
+            gone = [n for n in needed(name, requires) if not status.get(n, {}).get('done')]
+            if gone:
+                status[name]['done'] = False
+                status[name]['reason'] = 'it needs %s, which %s not done' % (
+                    _join(gone), 'is' if len(gone) == 1 else 'are')
+    return status
+
+
+def _join(names):
+    names = list(names)
+    if len(names) <= 1:
+        return ''.join(names)
+    return '%s and %s' % (', '.join(names[:-1]), names[-1])
+
+
+def missing_prerequisites(stage, requires, order, status, run):
+    """The stages ``stage`` needs that are neither done on this base nor run before it in this run."""
+    before = list(run[:list(run).index(stage)]) if stage in run else list(run)
+    missing = [n for n in needed(stage, requires) if n not in before and not status.get(n, {}).get('done')]
+    rank = dict((name, index) for index, name in enumerate(order))
+    return sorted(missing, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def prerequisite_message(stage, missing, status):
+    """'te needs torch and flash_attn: run --tags torch,flash_attn first, or --tags torch,flash_attn,te. ...'"""
+    if not missing:
+        return ''
+    tags = ','.join(missing)
+    why = '; '.join('%s: %s' % (n, status.get(n, {}).get('reason') or 'not done on this base') for n in missing)
+    return ('%s needs %s: run --tags %s first, or --tags %s,%s. On this base: %s. Nothing was changed by %s.'
+            % (stage, _join(missing), tags, tags, stage, why, stage))

@@ -1,0 +1,211 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Stage stamps, key ids and prerequisites (module_utils/stage_state.py, filter plugins/filter/stages.py)."""
+import collections
+import hashlib
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.primus.trainenv.plugins.filter import stages as stage_filters
+from ansible_collections.primus.trainenv.plugins.filter.decisions import run_stages
+from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+with open(os.path.join(ROOT, 'roles', 'preflight', 'vars', 'main.yml')) as _handle:
+    PREFLIGHT = yaml.safe_load(_handle)
+REQUIRES = PREFLIGHT['preflight_stage_requires']
+ORDER = PREFLIGHT['preflight_stage_order']
+
+VENV_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['pip==26.3', 'wheel==0.45.1']}
+TORCH_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['torch==2.12.0+rocm7.15.0a20260720'],
+             'archs': ['gfx942']}
+
+
+def sha16(text):
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]
+
+
+def stamp(stage, key, **extra):
+    data = stage_state.make_stamp(stage, 'v26.5', key, {'distributions': {}}, 'node1', '2026-12-02T17:30:00Z')
+    data.update(extra)
+    data['problem'] = stage_state.stamp_problem(stage, data)
+    return data
+
+
+# --- key ids ----------------------------------------------------------------------------------
+
+def test_key_id_is_the_sha256_of_the_canonical_json():
+    key = {'python': '3.12', 'archs': ['gfx942', 'gfx950'], 'release': 'v26.5', 'n': 1, 'flag': True, 'x': None}
+    expected = sha16('{"archs":["gfx942","gfx950"],"flag":true,"n":1,"python":"3.12","release":"v26.5","x":null}')
+    assert stage_state.key_id(key) == expected
+    assert stage_filters.stage_key_id(key) == expected
+    assert len(expected) == 16 and int(expected, 16) >= 0
+
+
+def test_key_id_ignores_mapping_order_but_not_list_order():
+    forward = collections.OrderedDict([('a', 1), ('b', ['x', 'y'])])
+    backward = collections.OrderedDict([('b', ['x', 'y']), ('a', 1)])
+    assert stage_state.key_id(forward) == stage_state.key_id(backward)
+    assert stage_state.key_id({'a': 1, 'b': ['y', 'x']}) != stage_state.key_id(forward)
+
+
+def test_key_id_keeps_unicode_as_utf8():
+    assert stage_state.key_id({'name': 'gfx942 – µ'}) == sha16('{"name":"gfx942 – µ"}')
+
+
+@pytest.mark.parametrize('bad, words', [
+    (['not', 'a', 'mapping'], 'must be a mapping'),
+    ({'archs': {'gfx942'}}, 'key.archs: a set is not a JSON value'),
+    ({1: 'x'}, 'the name 1 is not a string'),
+])
+def test_key_id_refuses_what_json_cannot_say(bad, words):
+    with pytest.raises(stage_state.StageError) as err:
+        stage_state.key_id(bad)
+    assert words in str(err.value)
+    with pytest.raises(AnsibleFilterError):
+        stage_filters.stage_key_id(bad)
+
+
+# --- stamps -----------------------------------------------------------------------------------
+
+def test_make_stamp_has_every_field():
+    data = stage_state.make_stamp('torch', 'v26.5', TORCH_KEY, {'distributions': {'torch': '2.12.0'}}, 'n1', 'T')
+    assert sorted(data) == sorted(stage_state.STAMP_FIELDS)
+    assert data['key_id'] == stage_state.key_id(TORCH_KEY) and data['format'] == 1
+    with pytest.raises(stage_state.StageError):
+        stage_state.make_stamp('../etc', 'v26.5', TORCH_KEY, {}, 'n1', 'T')
+
+
+def test_same_result_ignores_time_and_host_only():
+    old = stage_state.make_stamp('torch', 'v26.5', TORCH_KEY, {'d': {'torch': '1'}}, 'n1', '2026-01-01T00:00:00Z')
+    assert stage_state.same_result(old, stage_state.make_stamp('torch', 'v26.5', TORCH_KEY, {'d': {'torch': '1'}}, 'n2', 'later'))
+    assert not stage_state.same_result(old, stage_state.make_stamp('torch', 'v26.5', TORCH_KEY, {'d': {'torch': '2'}}, 'n1', 'x'))
+    assert not stage_state.same_result(old, stage_state.make_stamp('torch', 'v26.5', dict(TORCH_KEY, archs=['gfx950']),
+                                                                   {'d': {'torch': '1'}}, 'n1', 'x'))
+    assert not stage_state.same_result({}, old) and not stage_state.same_result(None, old)
+
+
+@pytest.mark.parametrize('change, words', [
+    ({'format': 2}, 'its format is 2'),
+    ({'stage': 'venv'}, "it names stage 'venv'"),
+    ({'key_id': '0' * 16}, 'does not match its key'),
+    ({'outputs': []}, 'not a mapping'),
+])
+def test_stamp_problems(change, words):
+    data = stage_state.make_stamp('torch', 'v26.5', TORCH_KEY, {}, 'n1', 'T')
+    assert stage_state.stamp_problem('torch', data) == ''
+    data.update(change)
+    assert words in stage_state.stamp_problem('torch', data)
+
+
+def test_read_stamps(tmp_path):
+    good = stage_state.make_stamp('venv', 'v26.5', VENV_KEY, {}, 'n1', 'T')
+    (tmp_path / 'venv.json').write_text(json.dumps(good))
+    edited = dict(stage_state.make_stamp('torch', 'v26.5', TORCH_KEY, {}, 'n1', 'T'))
+    edited['key']['archs'] = ['gfx950']
+    (tmp_path / 'torch.json').write_text(json.dumps(edited))
+    (tmp_path / 'te.json').write_text('{"format": 1, "stage": "te", "ke')
+    (tmp_path / '.venv.json.x1y2').write_text('a temporary file of a writer')
+    (tmp_path / 'Not-A-Stage.json').write_text('{}')
+    stamps = stage_state.read_stamps(str(tmp_path))
+    assert sorted(stamps) == ['te', 'torch', 'venv']
+    assert stamps['venv']['problem'] == '' and stamps['venv']['key_id'] == good['key_id']
+    assert 'does not match its key' in stamps['torch']['problem']
+    assert stamps['te']['problem'].startswith('it cannot be read as JSON')
+    assert stage_state.read_stamps(str(tmp_path / 'absent')) == {}
+
+
+# --- status and prerequisites -----------------------------------------------------------------
+
+KEYS = {'venv': VENV_KEY, 'torch': TORCH_KEY}
+
+
+def test_status_current_stale_missing_invalid_nokey():
+    stamps = {'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', dict(TORCH_KEY, archs=['gfx950'])),
+              'mamba': stamp('mamba', {'commit': 'abc'}), 'te': {'problem': 'it cannot be read as JSON (x)'}}
+    status = stage_state.stage_status(stamps, KEYS, REQUIRES)
+    assert status['venv'] == {'done': True, 'stamp': 'current', 'reason': '', 'key_id': stage_state.key_id(VENV_KEY)}
+    assert status['torch']['stamp'] == 'stale' and not status['torch']['done']
+    assert 'archs ["gfx950"] -> ["gfx942"]' in status['torch']['reason']
+    assert status['mamba']['stamp'] == 'nokey' and not status['mamba']['done']
+    assert status['te']['stamp'] == 'invalid' and 'unusable' in status['te']['reason']
+    assert status['flash_attn'] == {'done': False, 'stamp': 'missing', 'reason': 'not done on this base', 'key_id': ''}
+    assert set(ORDER) - {'verify'} <= set(status)
+
+
+def test_a_stage_is_not_done_when_what_it_needs_is_not():
+    stamps = {'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', TORCH_KEY)}
+    assert stage_state.stage_status(stamps, KEYS, REQUIRES)['torch']['done']
+    gone = stage_state.stage_status(stamps, KEYS, REQUIRES, {'venv': 'there is no venv at /b/venv'})
+    assert gone['venv'] == dict(gone['venv'], done=False, stamp='current', reason='there is no venv at /b/venv')
+    assert gone['torch']['stamp'] == 'current' and not gone['torch']['done']
+    assert gone['torch']['reason'] == 'it needs venv, which is not done'
+    never = stage_state.stage_status({}, KEYS, REQUIRES, {'venv': 'there is no venv at /b/venv'})
+    assert never['venv'] == dict(never['venv'], done=False, stamp='missing', reason='there is no venv at /b/venv')
+
+
+def test_the_seed_example_message():
+    status = stage_state.stage_status({'venv': stamp('venv', VENV_KEY)}, KEYS, REQUIRES)
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['te']}
+    check = stage_filters.stage_prerequisites('te', stages)
+    assert check['missing'] == ['torch', 'flash_attn']
+    assert check['message'].startswith(
+        'te needs torch and flash_attn: run --tags torch,flash_attn first, or --tags torch,flash_attn,te. '
+        'On this base: torch: not done on this base; flash_attn: not done on this base.')
+
+
+def test_stages_run_earlier_in_the_same_run_count():
+    status = stage_state.stage_status({}, KEYS, REQUIRES)
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['venv', 'torch', 'flash_attn', 'te']}
+    assert stage_filters.stage_prerequisites('te', stages) == {'missing': [], 'message': ''}
+    # A stage later in the run does not count for an earlier one.
+    assert stage_filters.stage_prerequisites('torch', dict(stages, run=['torch', 'venv']))['missing'] == ['venv']
+
+
+def test_every_requirement_of_the_seed_map():
+    """te needs flash_attn as well, turbo aiter, cleanup mamba; every built stage needs venv and torch."""
+    assert stage_state.needed('te', REQUIRES) == ['venv', 'torch', 'flash_attn']
+    assert stage_state.needed('turbo', REQUIRES) == ['venv', 'torch', 'aiter']
+    assert stage_state.needed('cleanup', REQUIRES) == ['venv', 'torch', 'mamba']
+    assert stage_state.needed('manifest', REQUIRES) == ['venv']
+    assert stage_state.needed('torch', REQUIRES) == ['venv']
+    for stage in ('flash_attn', 'torchtune', 'torchao', 'pydeps', 'grouped_gemm', 'causal_conv1d', 'mamba',
+                  'primus', 'aiter', 'boto', 'torchrec'):
+        assert stage_state.needed(stage, REQUIRES) == ['venv', 'torch'], stage
+    # Each requirement comes earlier in the playbook than the stage that needs it.
+    for stage, needs in REQUIRES.items():
+        assert all(ORDER.index(n) < ORDER.index(stage) for n in needs), stage
+
+
+def test_a_missing_stage_is_named_with_why():
+    stamps = {'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', dict(TORCH_KEY, archs=['gfx950']))}
+    status = stage_state.stage_status(stamps, KEYS, REQUIRES)
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['cleanup']}
+    message = stage_filters.stage_prerequisites('cleanup', stages)['message']
+    assert message.startswith('cleanup needs torch and mamba: run --tags torch,mamba first, or --tags torch,mamba,cleanup.')
+    assert 'torch: done for other inputs (archs ["gfx950"] -> ["gfx942"])' in message
+
+
+def test_cycles_and_bad_maps_are_errors():
+    with pytest.raises(stage_state.StageError) as err:
+        stage_state.needed('a', {'a': ['b'], 'b': ['a']})
+    assert 'cycle: a -> b -> a' in str(err.value)
+    with pytest.raises(AnsibleFilterError):
+        stage_filters.stage_status({}, {}, {'a': 'b'})
+    with pytest.raises(AnsibleFilterError) as err:
+        stage_filters.stage_prerequisites('te', {'requires': REQUIRES})
+    assert 'has no' in str(err.value)
+
+
+def test_the_plan_lists_verify_last_and_torchrec_only_when_asked():
+    optional = PREFLIGHT['preflight_optional_stages']
+    every = run_stages(['all'], [], ORDER, optional)
+    assert every[-1] == 'verify' and 'torchrec' not in every and len(every) == 17
+    assert run_stages(['torchrec', 'verify'], [], ORDER, optional) == ['torchrec', 'verify']
+    assert run_stages(['preflight'], [], ORDER, optional) == []
