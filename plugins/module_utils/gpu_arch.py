@@ -55,6 +55,7 @@ KFD_GENERIC_NAMES = frozenset(['', 'ip discovery'])
 _KEY_RE = re.compile(r'^([^:]*):(.*)$')
 _GFX_RE = re.compile(r'^gfx[0-9a-f]+$')
 
+
 class ArchError(ValueError):
     """An arch list or a KFD value that cannot be used; the message names the bad entry."""
 
