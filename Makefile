@@ -54,9 +54,20 @@ help:
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional) and summarise"
 	@echo "make world|world-test|demo   the simulated world (see README)"
 
+# A Python without ensurepip (Debian/Ubuntu without python3.X-venv, and no root to add it) gets a
+# venv without pip, and pip from its wheel on PyPI, sha256-checked (tests/bootstrap_pip.py).
+BOOTSTRAP_PIP ?= pip==26.3
+BOOTSTRAP_INDEX ?= https://pypi.org/simple
+
 $(VENV)/.controller: requirements/controller.txt
 	@test -n "$(CONTROLLER_PYTHON)" || { echo "Neither Python 3.12 nor 3.10 found: set PY312=/path/to/python3.12 (or PY310=/path/to/python3.10)" >&2; exit 1; }
-	$(CONTROLLER_PYTHON) -m venv $(VENV)
+	@if $(CONTROLLER_PYTHON) -c 'import ensurepip' 2>/dev/null; then \
+	  echo "$(CONTROLLER_PYTHON) -m venv $(VENV)"; $(CONTROLLER_PYTHON) -m venv $(VENV); \
+	else \
+	  echo "$(CONTROLLER_PYTHON) has no ensurepip (python3.X-venv is not installed): a venv without pip, then $(BOOTSTRAP_PIP) from $(BOOTSTRAP_INDEX)"; \
+	  $(CONTROLLER_PYTHON) -m venv --without-pip $(VENV); \
+	  $(CONTROLLER_PYTHON) tests/bootstrap_pip.py $(VENV)/bin/python '$(BOOTSTRAP_PIP)' '$(BOOTSTRAP_INDEX)'; \
+	fi
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -r requirements/controller.txt
 	touch $@

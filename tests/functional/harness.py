@@ -8,6 +8,7 @@ When the tests run as an ordinary user, that user is the target, over the local 
 Interpreters the target needs (3.12 for the venv, 3.10 for the migration case) are copied out of
 pyenv into /tmp with a relative RUNPATH, because pyenv's live under /root.
 """
+import glob
 import json
 import os
 import pwd
@@ -133,9 +134,56 @@ def shared_python(src_python, name):
     return exe
 
 
+def bare_python(src_python, name, remove=("ensurepip", "venv")):
+    """A copy of an interpreter without pip and the stdlib packages in `remove`: as a stock Ubuntu
+    22.04's python3.10 is without python3-pip and python3.10-venv (which holds ensurepip; removing
+    venv too makes a node where `python3 -m venv` cannot even start). Files are hard-linked where
+    possible: the copy is only read."""
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(src_python)))
+    dest = os.path.join(INTERPRETERS, name)
+    exe = os.path.join(dest, "bin", os.path.basename(src_python))
+    if not os.path.exists(exe):
+        os.makedirs(INTERPRETERS, exist_ok=True)
+        tmp = os.path.join(tempfile.mkdtemp(dir=INTERPRETERS, prefix=".partial-"), name)
+
+        def link_or_copy(src, dst):
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+        shutil.copytree(prefix, tmp, symlinks=True, copy_function=link_or_copy)
+        for lib in glob.glob(os.path.join(tmp, "lib", "python3.*")):
+            doomed = [os.path.join(lib, package) for package in remove]
+            doomed += glob.glob(os.path.join(lib, "site-packages", "pip")) + glob.glob(
+                os.path.join(lib, "site-packages", "pip-*"))
+            for path in doomed:
+                shutil.rmtree(path)
+        for path in glob.glob(os.path.join(tmp, "bin", "pip*")):
+            os.unlink(path)
+        try:
+            os.rename(tmp, dest)
+        except OSError:
+            if not os.path.exists(exe):
+                raise
+        shutil.rmtree(os.path.dirname(tmp), ignore_errors=True)
+    return exe
+
+
 @pytest.fixture(scope="session")
 def python312():
     return shared_python(PY312, "python3.12")
+
+
+@pytest.fixture(scope="session")
+def python310_bare(python310):
+    """Python 3.10 without ensurepip, venv and pip."""
+    return bare_python(python310, "python3.10-bare")
+
+
+@pytest.fixture(scope="session")
+def python310_no_ensurepip(python310):
+    """Python 3.10 as Ubuntu 22.04 ships it without python3.10-venv: venv works, ensurepip and pip are absent."""
+    return bare_python(python310, "python3.10-no-ensurepip", remove=("ensurepip",))
 
 
 @pytest.fixture(scope="session")

