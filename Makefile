@@ -79,9 +79,12 @@ $(VENV)/.test: $(VENV)/.controller requirements/test.txt
 	touch $@
 
 # The second controller the tests use: exactly `make controller` on a machine without Python 3.12.
+# (Defined only outside that sub-make, where VENV is VENV310 and the rule above makes it.)
+ifneq ($(VENV),$(VENV310))
 $(VENV310)/.controller: requirements/controller.txt
 	@test -n "$(PY310)" || { echo "Python 3.10 not found: set PY310=/path/to/python3.10" >&2; exit 1; }
 	$(MAKE) --no-print-directory controller PY312= VENV=$(VENV310)
+endif
 
 unit: $(VENV)/.test
 	mkdir -p $(OUT)
