@@ -48,8 +48,8 @@ def main(argv):
             raise wheel_fetch.FetchError("the index gives no sha256 for %s" % entry["filename"])
         data = fetch(entry["url"])[0]
     except (OSError, ValueError, wheel_fetch.FetchError) as exc:
-        sys.stderr.write("bootstrap_pip: %s from %s: %s\n" % (requirement, wheel_fetch.redact_url(index),
-                                                             getattr(exc, "message", None) or exc))
+        reason = getattr(exc, "message", None) or exc
+        sys.stderr.write("bootstrap_pip: %s from %s: %s\n" % (requirement, wheel_fetch.redact_url(index), reason))
         return 1
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         sys.stderr.write("bootstrap_pip: sha256 mismatch for %s; nothing installed\n" % entry["filename"])

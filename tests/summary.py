@@ -113,12 +113,17 @@ def junit_suite(suite, path):
         suite.seconds = sum(times) if times else None
 
 
+def console_text(path):
+    """A tool's console output as it was tee'd, without colours and links ('' when absent)."""
+    if not os.path.exists(path):
+        return ''
+    with open(path, errors='replace') as handle:
+        return ANSI.sub('', handle.read())
+
+
 def lint_suite(suite, out):
-    sarif, text_path = os.path.join(out, 'lint.sarif'), os.path.join(out, 'lint.txt')
-    text = ''
-    if os.path.exists(text_path):
-        with open(text_path, errors='replace') as handle:
-            text = ANSI.sub('', handle.read())
+    sarif = os.path.join(out, 'lint.sarif')
+    text = console_text(os.path.join(out, 'lint.txt'))
     if not os.path.exists(sarif):
         suite.state = 'missing'
         suite.notes.append('no report %s' % sarif)
@@ -154,11 +159,8 @@ def lint_suite(suite, out):
 
 
 def sanity_suite(suite, out):
-    junit_dir, text_path = os.path.join(out, 'sanity'), os.path.join(out, 'sanity.txt')
-    text = ''
-    if os.path.exists(text_path):
-        with open(text_path, errors='replace') as handle:
-            text = ANSI.sub('', handle.read())
+    junit_dir = os.path.join(out, 'sanity')
+    text = console_text(os.path.join(out, 'sanity.txt'))
     files = sorted(f for f in os.listdir(junit_dir) if f.endswith('.xml')) if os.path.isdir(junit_dir) else []
     tally = {'passed': [], 'failed': [], 'error': [], 'skipped': []}
     for name in files:

@@ -308,25 +308,15 @@ def pip_config_files(environ, home):
     return files
 
 
-def pip_settings(environ, home, read=None):
+def pip_settings(files, environ):
     """{'proxy': ..., 'cert': ...} as pip would use them for `pip download`/`install`: the
-    [global], [download] and [install] sections of its configuration files, then PIP_PROXY and
-    PIP_CERT (which win). ``read(path)`` returns a file's text or None (default: read it)."""
-    def _read(path):
-        try:
-            with open(path) as handle:
-                return handle.read()
-        except (IOError, OSError):
-            return None
-    read = read or _read
+    [global], [download] and [install] sections of ``files`` (pip_config_files; later ones win,
+    missing or unreadable ones are skipped), then PIP_PROXY and PIP_CERT of ``environ``."""
     settings = {}
-    for path in pip_config_files(environ, home):
-        text = read(path)
-        if text is None:
-            continue
+    for path in files:
         parser = configparser.RawConfigParser()
         try:
-            parser.read_string(text, source=path)
+            parser.read(path)
         except configparser.Error as exc:
             raise FetchError('pip configuration %s cannot be read: %s' % (path, str(exc).splitlines()[0]))
         for section in ('global', 'download', 'install'):

@@ -167,6 +167,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import
     parse_pin,
     parse_simple_html,
     parse_simple_json,
+    pip_config_files,
     pip_settings,
     project_url,
     python_tags,
@@ -365,7 +366,7 @@ def main():
     os.environ.clear()
     os.environ.update(env)
     try:
-        settings = pip_settings(env, env.get('HOME') or pwd.getpwuid(os.getuid()).pw_dir)
+        settings = pip_settings(pip_config_files(env, env.get('HOME') or pwd.getpwuid(os.getuid()).pw_dir), env)
     except FetchError as exc:
         module.fail_json(msg=exc.message)
     fetcher = Fetcher(module, params['index_url'], settings.get('proxy'), settings.get('cert'))

@@ -285,19 +285,20 @@ def test_pip_config_files_in_pips_order():
     assert pip_config_files({'PIP_CONFIG_FILE': '/dev/null'}, '/home/u') == []
 
 
-def test_pip_settings_later_files_and_variables_win():
-    texts = {
-        '/etc/pip.conf': '[global]\nproxy = http://site-proxy:3128\ncert = /etc/ssl/site.pem\n',
-        '/home/u/.config/pip/pip.conf': '[install]\nproxy = http://user-proxy:8080\nfind-links = /x\n',
-    }
-    settings = pip_settings({}, '/home/u', read=texts.get)
-    assert settings == {'proxy': 'http://user-proxy:8080', 'cert': '/etc/ssl/site.pem'}
-    settings = pip_settings({'PIP_PROXY': 'http://env-proxy:1'}, '/home/u', read=texts.get)
-    assert settings['proxy'] == 'http://env-proxy:1'
-    assert pip_settings({'PIP_CONFIG_FILE': '/dev/null'}, '/home/u', read=texts.get) == {}
+def test_pip_settings_later_files_and_variables_win(tmpdir):
+    site = tmpdir.join('etc-pip.conf')
+    site.write('[global]\nproxy = http://site-proxy:3128\ncert = /etc/ssl/site.pem\n')
+    user = tmpdir.join('user-pip.conf')
+    user.write('[install]\nproxy = http://user-proxy:8080\nfind-links = /x\n')
+    files = [str(site), str(tmpdir.join('missing.conf')), str(user)]
+    assert pip_settings(files, {}) == {'proxy': 'http://user-proxy:8080', 'cert': '/etc/ssl/site.pem'}
+    assert pip_settings(files, {'PIP_PROXY': 'http://env-proxy:1'})['proxy'] == 'http://env-proxy:1'
+    assert pip_settings([], {}) == {}
 
 
-def test_a_broken_pip_config_is_named():
+def test_a_broken_pip_config_is_named(tmpdir):
+    broken = tmpdir.join('pip.conf')
+    broken.write('proxy = x\n')
     with pytest.raises(FetchError) as err:
-        pip_settings({}, '/home/u', read={'/etc/pip.conf': 'proxy = x\n'}.get)
-    assert 'pip configuration /etc/pip.conf cannot be read' in err.value.message
+        pip_settings([str(broken)], {})
+    assert 'pip configuration %s cannot be read' % broken in err.value.message
