@@ -22,6 +22,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 SUITES = (('unit', 'junit'), ('lint', 'lint'), ('sanity', 'sanity'), ('world', 'junit'), ('functional', 'junit'))
+REPORTS = {'junit': ('{name}.xml',), 'lint': ('lint.sarif', 'lint.txt'), 'sanity': ('sanity', 'sanity.txt')}
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\|\x07)')
 SHOWN = 20   # failures listed per suite
 
@@ -49,9 +50,24 @@ def first_line(text):
     return ''
 
 
-def read_status(path, suite):
-    """rc and wall time from <name>.status; EPOCHREALTIME may use a decimal comma."""
+def newest_mtime(paths):
+    """The newest modification time of the existing paths (a directory: its files), or None."""
+    times = []
+    for path in paths:
+        if os.path.isdir(path):
+            times += [os.path.getmtime(os.path.join(path, f)) for f in os.listdir(path)]
+        elif os.path.exists(path):
+            times.append(os.path.getmtime(path))
+    return max(times) if times else None
+
+
+def read_status(path, suite, report_mtime):
+    """rc and wall time from <name>.status; EPOCHREALTIME may use a decimal comma. A status file
+    older than the suite's report belongs to an earlier run (the suite was run again by hand)."""
     if not os.path.exists(path):
+        return
+    if report_mtime is not None and os.path.getmtime(path) < report_mtime - 1:
+        suite.notes.append('%s is from an earlier run than the report: not used' % os.path.basename(path))
         return
     with open(path) as handle:
         fields = dict(item.split('=', 1) for item in handle.read().split() if '=' in item)
@@ -201,7 +217,8 @@ def summarise(out):
     suites = []
     for name, kind in SUITES:
         suite = Suite(name)
-        read_status(os.path.join(out, name + '.status'), suite)
+        reports = [os.path.join(out, f.format(name=name)) for f in REPORTS[kind]]
+        read_status(os.path.join(out, name + '.status'), suite, newest_mtime(reports))
         if kind == 'junit':
             junit_suite(suite, os.path.join(out, name + '.xml'))
         elif kind == 'lint':

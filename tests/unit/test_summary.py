@@ -246,3 +246,13 @@ def test_decimal_comma_in_wall_times(out):
     rc, text = summary(out)
     assert rc == 0
     assert '34.5s' in row(text, 'unit')
+
+
+def test_a_status_from_an_earlier_run_is_not_paired_with_a_newer_report(out, reports):
+    """`make test` once, then `make functional` by hand: the old status must not speak for the new report."""
+    status(out, 'functional', 2)
+    os.utime(str(out.join('functional.status')), (1700000000, 1700000000))
+    junit(out, 'functional', reports, 'passing')
+    rc, text = summary(out)
+    assert rc == 0, text
+    assert 'note: functional.status is from an earlier run than the report: not used' in text
