@@ -39,10 +39,11 @@ export PRIMUS_TEST_OUTPUT := $(OUT)
 #   git, make, g++: the world's stand-in builds; shellcheck: ansible-test sanity and env.sh;
 #   openssh-server/-client: the loopback sshd of the unprivileged-user scenarios; util-linux (runuser):
 #   commands as that user; environment-modules: the modulefile loaded by the real modulecmd;
-#   ca-certificates: the world's first build downloads the real build tools from PyPI.
+#   ca-certificates: the world's first build downloads the real build tools from PyPI;
+#   python3: the unprivileged target runs Ansible's modules with /usr/bin/python3, as a fleet node does.
 TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen util-linux:runuser \
-  environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt
+  environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
 TEST_SUITES := unit:unit lint:lint sanity:sanity world-test:world functional:functional
