@@ -1,7 +1,8 @@
 # primus.trainenv developer entry points.
 #   make controller   the Ansible controller in .venv (then: . .venv/bin/activate)
 #   make test         every test: unit, lint, sanity, playbook checks on both controllers,
-#                     the simulated world's self-test and the functional scenarios
+#                     the simulated world's self-test and the functional scenarios; installs the
+#                     system packages it needs when run as root (TEST_SYSTEM_PACKAGES below)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -11,7 +12,11 @@ PYENV_ROOT ?= $(shell pyenv root 2>/dev/null)
 PY312 ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.12*/bin/python3.12) $(shell command -v python3.12 2>/dev/null))
 PY310 ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.10*/bin/python3.10) $(shell command -v python3.10 2>/dev/null))
 
-VENV := $(CURDIR)/.venv
+# The controller: Python 3.12 with ansible-core 2.21, else Python 3.10 with ansible-core 2.17 (the
+# newest release a python3.10 controller such as Ubuntu 22.04's can run). `make controller PY312=`
+# makes the 3.10 one, as on a machine without 3.12; VENV=/dir puts it elsewhere.
+CONTROLLER_PYTHON ?= $(or $(PY312),$(PY310))
+VENV ?= $(CURDIR)/.venv
 VENV310 := $(CURDIR)/.venv310
 OUT := $(CURDIR)/tests/output
 PYTHON := $(VENV)/bin/python
@@ -28,16 +33,42 @@ export PRIMUS_TEST_PYTHON310 := $(PY310)
 export PRIMUS_TEST_CONTROLLERS := $(VENV)/bin $(VENV310)/bin
 export PRIMUS_TEST_OUTPUT := $(OUT)
 
-.PHONY: help controller test unit lint sanity functional summary clean
+# System packages `make test` needs: <Debian/Ubuntu package>:<command, or absolute path, that shows it
+# is installed>. As root, `make test` installs the missing ones with apt-get (non-interactive);
+# otherwise it stops at once with the apt-get line to run (tests/prerequisites.sh).
+#   git, make, g++: the world's stand-in builds; shellcheck: ansible-test sanity and env.sh;
+#   openssh-server/-client: the loopback sshd of the unprivileged-user scenarios; util-linux (runuser):
+#   commands as that user; environment-modules: the modulefile loaded by the real modulecmd;
+#   ca-certificates: the world's first build downloads the real build tools from PyPI;
+#   python3: the unprivileged target runs Ansible's modules with /usr/bin/python3, as a fleet node does.
+TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
+  openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen util-linux:runuser \
+  environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3
+
+# The suites of `make test` as <make target>:<result name in tests/output>.
+TEST_SUITES := unit:unit lint:lint sanity:sanity world-test:world functional:functional
+
+.PHONY: help controller prerequisites test unit lint sanity functional summary clean
 
 help:
-	@echo "make controller   create .venv with the Ansible controller (requirements/controller.txt)"
-	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional)"
+	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
+	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional) and summarise"
 	@echo "make world|world-test|demo   the simulated world (see README)"
 
+# A Python without ensurepip (Debian/Ubuntu without python3.X-venv, and no root to add it) gets a
+# venv without pip, and pip from its wheel on PyPI, sha256-checked (tests/bootstrap_pip.py).
+BOOTSTRAP_PIP ?= pip==26.3
+BOOTSTRAP_INDEX ?= https://pypi.org/simple
+
 $(VENV)/.controller: requirements/controller.txt
-	@test -n "$(PY312)" || { echo "Python 3.12 not found: set PY312=/path/to/python3.12" >&2; exit 1; }
-	$(PY312) -m venv $(VENV)
+	@test -n "$(CONTROLLER_PYTHON)" || { echo "Neither Python 3.12 nor 3.10 found: set PY312=/path/to/python3.12 (or PY310=/path/to/python3.10)" >&2; exit 1; }
+	@if $(CONTROLLER_PYTHON) -c 'import ensurepip' 2>/dev/null; then \
+	  echo "$(CONTROLLER_PYTHON) -m venv $(VENV)"; $(CONTROLLER_PYTHON) -m venv $(VENV); \
+	else \
+	  echo "$(CONTROLLER_PYTHON) has no ensurepip (python3.X-venv is not installed): a venv without pip, then $(BOOTSTRAP_PIP) from $(BOOTSTRAP_INDEX)"; \
+	  $(CONTROLLER_PYTHON) -m venv --without-pip $(VENV); \
+	  $(CONTROLLER_PYTHON) tests/bootstrap_pip.py $(VENV)/bin/python '$(BOOTSTRAP_PIP)' '$(BOOTSTRAP_INDEX)'; \
+	fi
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -r requirements/controller.txt
 	touch $@
@@ -48,12 +79,13 @@ $(VENV)/.test: $(VENV)/.controller requirements/test.txt
 	$(VENV)/bin/pip install --quiet -r requirements/test.txt
 	touch $@
 
-# ansible-core 2.17 on Python 3.10: the newest controller Ubuntu 22.04's python can run.
+# The second controller the tests use: exactly `make controller` on a machine without Python 3.12.
+# (Defined only outside that sub-make, where VENV is VENV310 and the rule above makes it.)
+ifneq ($(VENV),$(VENV310))
 $(VENV310)/.controller: requirements/controller.txt
 	@test -n "$(PY310)" || { echo "Python 3.10 not found: set PY310=/path/to/python3.10" >&2; exit 1; }
-	$(PY310) -m venv $(VENV310)
-	$(VENV310)/bin/pip install --quiet -r requirements/controller.txt
-	touch $@
+	$(MAKE) --no-print-directory controller PY312= VENV=$(VENV310)
+endif
 
 unit: $(VENV)/.test
 	mkdir -p $(OUT)
@@ -61,12 +93,13 @@ unit: $(VENV)/.test
 
 lint: $(VENV)/.test
 	mkdir -p $(OUT)
-	$(VENV)/bin/ansible-lint --offline --profile production 2>&1 | tee $(OUT)/lint.txt
+	$(VENV)/bin/ansible-lint --offline --profile production --sarif-file $(OUT)/lint.sarif 2>&1 | tee $(OUT)/lint.txt
 	@! grep -rnE '^\s*become:\s*(true|yes)' roles playbooks $(wildcard molecule) || { echo "become is used" >&2; exit 1; }
 
 # ansible-test needs the collection under ansible_collections/<ns>/<name>: test a copy of the
 # tracked (and new, not ignored) files. Its get-pip download cannot be reached here; the shim in
 # tests/sanity stands in for it (it bootstraps pip with ensurepip, then installs from PyPI).
+# Each sanity test's result (passed, failed or skipped) is kept as JUnit XML in tests/output/sanity/.
 sanity: $(VENV)/.test
 	mkdir -p $(OUT)
 	pip_v=$$($(PYTHON) -c "import re,os,ansible_test;p=os.path.join(os.path.dirname(ansible_test.__file__),'_internal','python_requirements.py');print(re.search(r\"pip='([^']+)'\",open(p).read()).group(1))"); \
@@ -75,8 +108,10 @@ sanity: $(VENV)/.test
 	root=$$(mktemp -d); dest=$$root/ansible_collections/primus/trainenv; mkdir -p $$dest; \
 	  git ls-files -co --exclude-standard | grep -v '^\.collections/' | while read -r f; do [ -e "$$f" ] && echo "$$f"; done \
 	    | tar -cf - -T - | tar -xf - -C $$dest; \
-	  if (cd $$dest && $(VENV)/bin/ansible-test sanity --python 3.12 --requirements 2>&1 | tee $(OUT)/sanity.txt); \
-	  then rc=0; else rc=$$?; fi; rm -rf $$root; exit $$rc
+	  if (cd $$dest && $(VENV)/bin/ansible-test sanity --python 3.12 --requirements --junit 2>&1 | tee $(OUT)/sanity.txt); \
+	  then rc=0; else rc=$$?; fi; \
+	  rm -rf $(OUT)/sanity; if [ -d $$dest/tests/output/junit ]; then cp -r $$dest/tests/output/junit $(OUT)/sanity; fi; \
+	  rm -rf $$root; exit $$rc
 
 functional: $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
@@ -85,11 +120,24 @@ functional: $(VENV)/.test $(VENV310)/.controller
 
 -include tests/world/world.mk
 
-test: unit lint sanity world-test functional
-	@$(MAKE) --no-print-directory summary
+prerequisites:
+	@PY312='$(PY312)' PY310='$(PY310)' tests/prerequisites.sh $(TEST_SYSTEM_PACKAGES)
 
+# Every suite runs, also after one failed, so the summary shows every failure. Each suite's exit
+# status and wall time go to tests/output/<name>.status; tests/summary.py reads them with the
+# suites' own reports, and its verdict (non-zero: a suite failed or left no results) is make test's.
+test: prerequisites
+	@rm -rf $(OUT); mkdir -p $(OUT); \
+	for suite in $(TEST_SUITES); do \
+	  start=$$EPOCHREALTIME; rc=0; \
+	  $(MAKE) --no-print-directory $${suite%%:*} || rc=$$?; \
+	  echo "rc=$$rc start=$$start end=$$EPOCHREALTIME" > $(OUT)/$${suite#*:}.status; \
+	done; \
+	$(MAKE) --no-print-directory summary
+
+# The summary needs only the standard library: it runs even when .venv could not be made.
 summary:
-	@$(PYTHON) tests/summary.py $(OUT)
+	@py=$(PYTHON); [ -x "$$py" ] || py=python3; "$$py" tests/summary.py $(OUT)
 
 clean:
 	rm -rf $(OUT) .pytest_cache

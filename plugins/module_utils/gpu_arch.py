@@ -12,6 +12,7 @@ Formats (see upstream-facts section 4):
   by ``Cache Info:``, ``Pool Info:`` and ``ISA Info:`` sub-sections whose ``Name:`` lines belong
   to the ISAs (``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`` or a generic ISA such as
   ``amdgcn-amd-amdhsa--gfx9-4-generic:sramecc+:xnack-``). The arch is the agent's ``Name:``.
+  The banners are not relied on (pasted or truncated output loses them): see parse_rocminfo.
 * KFD publishes one directory per topology node; its ``properties`` file holds ``key value``
   lines, among them ``gfx_target_version 90402`` (0 on CPU nodes). The value is decimal major,
   then two digits of hex minor, then two digits of hex stepping: 90402 -> gfx942,
@@ -51,11 +52,8 @@ DEFAULT_KFD_NODES_PATH = '/sys/class/kfd/kfd/topology/nodes'
 # it names no product, so it is not reported as a marketing name.
 KFD_GENERIC_NAMES = frozenset(['', 'ip discovery'])
 
-_STARS_RE = re.compile(r'^\*{3,}$')
-_AGENT_RE = re.compile(r'^Agent\s+(\d+)$')
-_KEY_RE = re.compile(r'^([^:]+?)\s*:(.*)$')
-_AGENT_ARCH_RE = re.compile(r'^(gfx[0-9a-f]+)(?::\S*)?$')
-_ISA_ARCH_RE = re.compile(r'^amdgcn-amd-amdhsa--(gfx[0-9a-f]+)(?::\S*)?$')
+_KEY_RE = re.compile(r'^([^:]*):(.*)$')
+_GFX_RE = re.compile(r'^gfx[0-9a-f]+$')
 
 
 class ArchError(ValueError):
@@ -70,8 +68,8 @@ def decode_gfx_target_version(value):
     stepping do not fit one hex digit.
     """
     text = str(value).strip()
-    if not re.match(r'^\d+$', text):
-        raise ArchError("gfx_target_version %r is not a non-negative integer" % (text,))
+    if not re.match(r'^[0-9]{1,9}$', text):
+        raise ArchError("gfx_target_version %r is not a non-negative integer of at most 9 digits" % (text,))
     number = int(text)
     if number == 0:
         return None
@@ -128,98 +126,87 @@ def sort_archs(archs):
     return sorted(set(archs), key=_arch_sort_key)
 
 
-def _split_agent_blocks(text):
-    """Yield (agent_number, [lines]) for every ``*******`` / ``Agent N`` / ``*******`` block."""
-    lines = [line.rstrip() for line in text.replace('\r\n', '\n').replace('\r', '\n').split('\n')]
-    stripped = [line.strip() for line in lines]
-    blocks = []
-    current = None
-    i = 0
-    while i < len(lines):
-        match = _AGENT_RE.match(stripped[i])
-        if match and i > 0 and _STARS_RE.match(stripped[i - 1]):
-            current = (int(match.group(1)), [])
-            blocks.append(current)
-            i += 1
-            if i < len(lines) and _STARS_RE.match(stripped[i]):
-                i += 1
-            continue
-        if current is not None:
-            if _STARS_RE.match(stripped[i]) and i + 1 < len(lines) and _AGENT_RE.match(stripped[i + 1]):
-                i += 1
-                continue
-            current[1].append(lines[i])
-        i += 1
-    return blocks
+def _key_value(line):
+    """(key, value) of a ``Key: value`` line, split at the first colon; (None, None) without one.
+
+    The key's inner blanks are collapsed (``Marketing Name``); both are stripped of blanks.
+    """
+    match = _KEY_RE.match(line)
+    if not match:
+        return None, None
+    return re.sub(r'[ \t]+', ' ', match.group(1).strip(' \t')), match.group(2).strip(' \t')
 
 
-def _parse_agent(number, lines):
-    """The agent's own keys (first occurrence, before its sub-sections) and its ISA names."""
-    keys = {}
-    isas = []
-    in_isa_info = False
-    for line in lines:
-        match = _KEY_RE.match(line.strip())
-        if not match:
-            continue
-        key = re.sub(r'\s+', ' ', match.group(1).strip())
-        value = match.group(2).strip()
-        if key == 'ISA Info':
-            in_isa_info = True
-        elif in_isa_info:
-            if key == 'Name':
-                isas.append(value)
-        elif key not in keys:
-            # The agent's own keys come before its sub-sections; later repeats (pool and
-            # cache entries) never reuse Name, Marketing Name, Device Type, Uuid or Node.
-            keys[key] = value
-    return {
-        'number': number,
-        'name': keys.get('Name', ''),
-        'marketing_name': keys.get('Marketing Name', ''),
-        'device_type': keys.get('Device Type', '').upper(),
-        'uuid': keys.get('Uuid', ''),
-        'node': keys.get('Node', ''),
-        'isas': isas,
-    }
-
-
-def agent_arch(agent):
-    """The gfx arch of a parsed agent: its Name, else its first non-generic ISA; None if neither."""
-    match = _AGENT_ARCH_RE.match(agent['name'].lower())
-    if match:
-        return match.group(1)
-    for isa in agent['isas']:
-        match = _ISA_ARCH_RE.match(isa.lower())
-        if match:
-            return match.group(1)
-    return None
+def _processor(name):
+    """``gfx942`` of ``gfx942:sramecc+:xnack-`` or of ``amdgcn-amd-amdhsa--gfx942:xnack-``,
+    lowercased; a generic ISA (``gfx9-4-generic``) or anything else gives None."""
+    name = name.lower()
+    if name.startswith('amdgcn-'):
+        name = name.rsplit('--', 1)[-1]
+    name = name.split(':', 1)[0]
+    return name if _GFX_RE.match(name) else None
 
 
 def parse_rocminfo(text):
     """Parse rocminfo's output into a list of agents (dicts), duplicates removed.
 
-    Each agent: number, name, marketing_name, device_type (GPU/CPU/...), uuid, node, isas,
-    arch (gfx name or None) and is_gpu. An agent printed twice (same number, Uuid and Node, as
-    when two runs' outputs were concatenated) is kept once. Text before the first agent
-    (``ROCk module is loaded``, system attributes, warnings) is ignored.
+    The parser keys on each agent's own fields, never on the ``*******`` / ``Agent N`` banners,
+    so pasted or truncated output that starts or ends in the middle of the agent list works:
+
+    * every line is split at its first colon into a key and a value (both stripped; CR, CRLF,
+      tabs and trailing blanks do not matter); lines without a colon are ignored;
+    * a ``Name:`` whose value is an ISA (``amdgcn-...``) belongs to the current agent's ISA list;
+      any other ``Name:`` starts a new agent;
+    * ``Marketing Name:``, ``Device Type:``, ``Uuid:`` and ``Node:`` belong to the current agent
+      (the first one of each counts). Fields before the first agent ``Name:`` (output cut in the
+      middle of an agent) make an agent without a name.
+
+    Each agent: name, marketing_name, device_type (upper case; '' if not printed), uuid, node,
+    isas, arch and is_gpu. The arch is the agent's name when it is a gfx name (target features
+    such as ``:xnack-`` dropped), else its first ISA that is not generic, else None. An agent is
+    a GPU when its Device Type is GPU or, when none was printed (old rocminfo, cut output), when
+    it has an arch. An agent printed twice (same name, Uuid and Node, as when two outputs were
+    concatenated) is kept once. env.sh.j2 and modulefile.tcl.j2 implement the same rules.
     """
     agents = []
-    seen = set()
-    for number, lines in _split_agent_blocks(text or ''):
-        agent = _parse_agent(number, lines)
-        identity = (agent['number'], agent['uuid'], agent['node'], agent['name'])
-        if identity in seen:
+    current = None
+    lines = (text or '').replace('\r', '\n').split('\n')
+    for line in lines:
+        key, value = _key_value(line)
+        if key == 'Name' and not value.lower().startswith('amdgcn-'):
+            current = {'name': value, 'marketing_name': '', 'device_type': '', 'uuid': '', 'node': '',
+                       'isas': []}
+            agents.append(current)
             continue
-        seen.add(identity)
-        agent['arch'] = agent_arch(agent)
+        if key not in ('Name', 'Marketing Name', 'Device Type', 'Uuid', 'Node'):
+            continue
+        if current is None:
+            current = {'name': '', 'marketing_name': '', 'device_type': '', 'uuid': '', 'node': '', 'isas': []}
+            agents.append(current)
+        if key == 'Name':
+            current['isas'].append(value)
+        else:
+            field = key.lower().replace(' ', '_')
+            if not current[field]:
+                current[field] = value.upper() if field == 'device_type' else value
+
+    unique = []
+    seen = set()
+    for agent in agents:
+        identity = (agent['name'], agent['uuid'], agent['node'])
+        if agent['uuid'] or agent['node']:
+            if identity in seen:
+                continue
+            seen.add(identity)
+        agent['arch'] = _processor(agent['name'])
+        if agent['arch'] is None:
+            agent['arch'] = next((arch for arch in map(_processor, agent['isas']) if arch), None)
         if agent['device_type']:
             agent['is_gpu'] = agent['device_type'] == 'GPU'
         else:
-            # Very old rocminfo without "Device Type": a gfx agent name means a GPU.
-            agent['is_gpu'] = _AGENT_ARCH_RE.match(agent['name'].lower()) is not None
-        agents.append(agent)
-    return agents
+            agent['is_gpu'] = agent['arch'] is not None
+        unique.append(agent)
+    return unique
 
 
 def gpus_from_rocminfo(text):
@@ -232,12 +219,11 @@ def gpus_from_rocminfo(text):
 def parse_kfd_properties(text):
     """Parse a KFD node ``properties`` file (``key value`` lines) into a dict of strings."""
     props = {}
-    for line in (text or '').replace('\r\n', '\n').split('\n'):
+    for line in (text or '').replace('\r', '\n').split('\n'):
         parts = line.split(None, 1)
-        if len(parts) == 2:
-            props[parts[0]] = parts[1].strip()
-        elif len(parts) == 1:
-            props[parts[0]] = ''
+        if parts and parts[0] not in props:
+            # The first line of a key counts (as in env.sh's and the modulefile's detection).
+            props[parts[0]] = parts[1].strip() if len(parts) == 2 else ''
     return props
 
 

@@ -16,7 +16,11 @@ description:
   - An O(override) (the C(PYTORCH_ROCM_ARCH) form, for example C(gfx942;gfx950)) wins. Each entry must be
     C(gfx) followed by digits/hex letters and name a processor LLVM knows; a bad entry is an error that names it.
   - Otherwise C(rocminfo) is run and the C(Name) of every agent whose C(Device Type) is C(GPU) is taken
-    (CPU agents and the ISA lines of the C(ISA Info) sections are not archs).
+    (CPU agents and the ISA lines of the C(ISA Info) sections are not archs). The output is read by each
+    agent's own fields, not by the C(*******)/C(Agent N) banners, so pasted or truncated output works;
+    an agent whose C(Name) is not a gfx name (or was cut off) gets its arch from its first non-generic ISA
+    line (C(amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-)); generic ISAs such as C(gfx9-4-generic) and target
+    features are never archs. The C(env.sh) and modulefile the C(torch) stage writes detect by the same rules.
   - If C(rocminfo) is missing, fails or lists no GPU agent, the KFD topology is read - the
     C(gfx_target_version) line of each node's C(properties) file, decoded as decimal major, hex minor,
     hex stepping (90402 is gfx942, 90010 is gfx90a, 110501 is gfx1151); 0 marks a CPU node and unreadable

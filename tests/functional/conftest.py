@@ -1,4 +1,5 @@
 """Fixtures of the functional scenarios; they live in harness.py so tests can import its helpers.
 pytest finds fixtures by name, so the imports below are used although nothing references them."""
 # pylint: disable=unused-import
-from harness import playbook, python310, python312, shared_dir, target, world  # noqa: F401
+from harness import (  # noqa: F401
+    playbook, python310, python310_bare, python310_no_ensurepip, python312, shared_dir, target, world)

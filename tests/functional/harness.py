@@ -8,6 +8,7 @@ When the tests run as an ordinary user, that user is the target, over the local 
 Interpreters the target needs (3.12 for the venv, 3.10 for the migration case) are copied out of
 pyenv into /tmp with a relative RUNPATH, because pyenv's live under /root.
 """
+import glob
 import json
 import os
 import pwd
@@ -110,9 +111,22 @@ def _patchelf():
     return dest
 
 
+def _runnable_by_anyone(path):
+    """True when every directory above `path` and the file itself are executable by others
+    (a distribution's /usr/bin/python3.12, unlike a pyenv interpreter under /root)."""
+    path = os.path.realpath(path)
+    while True:
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return False
+        if path == os.path.dirname(path):
+            return True
+        path = os.path.dirname(path)
+
+
 def shared_python(src_python, name):
-    """A copy of a pyenv interpreter that any user can run (relative RUNPATH), or src itself."""
-    if os.getuid() != 0:
+    """A copy of a pyenv interpreter that any user can run (relative RUNPATH), or src itself when
+    this user is the target or anyone can run it already."""
+    if os.getuid() != 0 or _runnable_by_anyone(src_python):
         return src_python
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(src_python)))
     dest = os.path.join(INTERPRETERS, name)
@@ -133,9 +147,61 @@ def shared_python(src_python, name):
     return exe
 
 
+def bare_python(src_python, name, remove=("ensurepip", "venv")):
+    """A copy of an interpreter without pip and the stdlib packages in `remove`: as a stock Ubuntu
+    22.04's python3.10 is without python3-pip and python3.10-venv (which holds ensurepip; removing
+    venv too makes a node where `python3 -m venv` cannot even start). Only the interpreter, its
+    lib/python3.X and its libpython are taken (the prefix may be /usr), hard-linked where possible."""
+    real = os.path.realpath(src_python)
+    prefix = os.path.dirname(os.path.dirname(real))
+    version = "python%d.%d" % tuple(int(p) for p in re.search(r"(\d+)\.(\d+)", os.path.basename(src_python)).groups())
+    dest = os.path.join(INTERPRETERS, name)
+    exe = os.path.join(dest, "bin", os.path.basename(src_python))
+    if not os.path.exists(exe):
+        os.makedirs(INTERPRETERS, exist_ok=True)
+        tmp = os.path.join(tempfile.mkdtemp(dir=INTERPRETERS, prefix=".partial-"), name)
+
+        def link_or_copy(src, dst):
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+        os.makedirs(os.path.join(tmp, "bin"))
+        link_or_copy(real, os.path.join(tmp, "bin", os.path.basename(src_python)))
+        lib = os.path.join(tmp, "lib", version)
+        shutil.copytree(os.path.join(prefix, "lib", version), lib, symlinks=True, copy_function=link_or_copy,
+                        ignore=shutil.ignore_patterns("__pycache__", "test", "dist-packages"))
+        for shared in glob.glob(os.path.join(prefix, "lib", "lib%s*.so*" % version)):
+            link_or_copy(shared, os.path.join(tmp, "lib", os.path.basename(shared)))
+        doomed = [os.path.join(lib, package) for package in remove]
+        doomed += glob.glob(os.path.join(lib, "site-packages", "pip")) + glob.glob(os.path.join(lib, "site-packages", "pip-*"))
+        for path in doomed:
+            if os.path.exists(path):
+                shutil.rmtree(path)
+        try:
+            os.rename(tmp, dest)
+        except OSError:
+            if not os.path.exists(exe):
+                raise
+        shutil.rmtree(os.path.dirname(tmp), ignore_errors=True)
+    return exe
+
+
 @pytest.fixture(scope="session")
 def python312():
     return shared_python(PY312, "python3.12")
+
+
+@pytest.fixture(scope="session")
+def python310_bare(python310):
+    """Python 3.10 without ensurepip, venv and pip."""
+    return bare_python(python310, "python3.10-bare")
+
+
+@pytest.fixture(scope="session")
+def python310_no_ensurepip(python310):
+    """Python 3.10 as Ubuntu 22.04 ships it without python3.10-venv: venv works, ensurepip and pip are absent."""
+    return bare_python(python310, "python3.10-no-ensurepip", remove=("ensurepip",))
 
 
 @pytest.fixture(scope="session")

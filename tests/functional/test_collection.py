@@ -147,3 +147,22 @@ def test_an_inventory_without_hosts_fails_instead_of_ending_green(installed, tmp
     assert "The inventory %s holds no host, so there is nothing to build on." % empty in proc.stdout, proc.stdout[-3000:]
     assert "leave out -i to build on this machine" in proc.stdout
     assert not (tmp_path / "base").exists()
+
+
+@pytest.mark.functional
+def test_make_controller_on_a_machine_with_only_python310_without_ensurepip(tmp_path, python310_no_ensurepip):
+    """The README's set-up on Ubuntu 22.04 without python3.10-venv and without root: no Python 3.12
+    (PY312=), a 3.10 whose ensurepip and pip are missing. `make controller` makes the ansible-core 2.17
+    controller anyway (a venv without pip, pip from its wheel on PyPI), and it runs the playbook."""
+    assert subprocess.run([python310_no_ensurepip, "-c", "import ensurepip"], capture_output=True,
+                          check=False).returncode != 0
+    venv = tmp_path / "controller"
+    env = {k: v for k, v in clean_env(PIP_CONFIG_FILE=os.devnull).items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    made = subprocess.run(["make", "--no-print-directory", "controller", "PY312=", "PY310=" + python310_no_ensurepip,
+                           "VENV=" + str(venv)], cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+                          check=False)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "has no ensurepip" in made.stdout and "-m venv --without-pip" not in made.stderr
+    version = run([str(venv / "bin" / "ansible-playbook"), "--version"])
+    assert re.search(r"core 2\.17\.", version) and "python version = 3.10" in version, version
+    assert set(STAGES) <= listed_tags(run([str(venv / "bin" / "ansible-playbook"), "playbooks/primus.yml", "--list-tags"]))

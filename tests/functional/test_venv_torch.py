@@ -1,6 +1,7 @@
 """Stages venv and torch, the constraints guard and env.sh, run by an unprivileged user against
 the simulated world (see conftest.py for how the target is reached)."""
 import collections
+import hashlib
 import json
 import os
 import shutil
@@ -286,20 +287,42 @@ def test_an_old_python310_venv_stops_the_run_before_any_change(playbook, target,
     assert run.stats["node1"]["changed"] == 0
 
 
-def test_without_python312_uv_comes_from_pypi_and_provisions_it(playbook, target):
-    """No PRIMUS_PYTHON and no python3.12 on PATH: uv is installed with pip from the (world's) PyPI into
-    $PRIMUS_BASE/bin - no curl | sh - and its managed 3.12 under $PRIMUS_BASE/python builds the venv."""
+def test_without_python312_uv_comes_from_pypi_without_pip_or_venv(playbook, target, world, python310_bare):
+    """The node's only Python is a 3.10 without ensurepip, venv and pip (a stock Ubuntu 22.04 without
+    python3.10-venv; no sudo to add it) and there is no Python 3.12: uv's binary is unpacked from its wheel
+    on the (world's) PyPI into $PRIMUS_BASE/bin - no pip, no venv, no curl | sh - and the 3.12 it provides
+    builds the venv. Leftovers of an earlier failed attempt (the old .uv-venv helper, a partial download,
+    a dangling bin/uv link) do not block; the re-run changes nothing."""
+    for module in ("ensurepip", "venv", "pip"):
+        assert target.run([python310_bare, "-c", "import " + module]).returncode != 0, module
     base = target.base("uv")
-    run = playbook("venv", base, extra={"primus_python": ""}, env={"PATH": "/usr/bin:/bin"})
+    bindir = os.path.join(base, "bin")
+    made = target.bash('mkdir -p "$BIN/.uv-venv/bin" && ln -s /nonexistent/python3.10 "$BIN/.uv-venv/bin/python" '
+                       '&& printf "PK\\003\\004half" > "$BIN/.uv-fetch-k3j2x.whl" && ln -s .uv-venv/bin/uv "$BIN/uv"',
+                       env={"BIN": bindir})
+    assert made.returncode == 0, made.stderr
+    bare = {"primus_python": "", "ansible_python_interpreter": python310_bare}
+
+    run = playbook("venv", base, extra=bare, env={"PATH": "/usr/bin:/bin"})
     assert run.rc == 0, run
-    assert os.path.islink(os.path.join(base, "bin", "uv"))
-    uv = target.run([os.path.join(base, "bin", "uv"), "--version"])
-    assert uv.stdout.strip() == "uv 0.13.9", uv.stderr
+    fetched = run.task("Unpack uv from its wheel")["result"]
+    wheel = "uv-0.13.9-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+    with open(os.path.join(world["root"], "pypi", "files", wheel), "rb") as handle:
+        assert fetched["sha256"] == hashlib.sha256(handle.read()).hexdigest()
+    assert (fetched["filename"], fetched["platform_tag"], fetched["version"]) == (
+        wheel, "manylinux_2_17_x86_64", "uv 0.13.9")
+    assert sorted(os.path.basename(p) for p in fetched["removed"]) == [".uv-fetch-k3j2x.whl", ".uv-venv"]
+    uv = os.path.join(bindir, "uv")
+    assert not os.path.islink(uv) and stat.S_IMODE(os.stat(uv).st_mode) == 0o755
+    assert sorted(os.listdir(bindir)) == ["uv"]
+    assert target.run([uv, "--version"]).stdout.strip() == "uv 0.13.9"
     with open(os.path.join(base, "venv", "pyvenv.cfg")) as handle:
         home = [line.split("=", 1)[1].strip() for line in handle if line.startswith("home")][0]
     assert home.startswith(os.path.join(base, "python", "cpython-3.12")), home
     assert "Provision CPython with uv" in " ".join(run.changed_tasks())
-    again = playbook("venv", base, extra={"primus_python": ""}, env={"PATH": "/usr/bin:/bin"})
+    record_timing("venv via uv from PyPI, node python without pip/venv (unprivileged, SSH)", run.seconds)
+
+    again = playbook("venv", base, extra=bare, env={"PATH": "/usr/bin:/bin"})
     assert again.rc == 0 and again.stats["node1"]["changed"] == 0, again
 
 

@@ -267,8 +267,6 @@ def _behaviours(libz3, cuda_of):
         "tqdm": _script("tqdm", "%(version)s"),
         "pytest": _script("pytest", "pytest %(version)s (stand-in)"),
         "huggingface-hub": _script("huggingface-cli", "huggingface-cli %(version)s (stand-in)"),
-        "uv": lambda v: {"files": {"uv_world/__init__.py": "", "uv_world/cli.py": modules.UV_CLI % {"version": v}},
-                         "entry_points": {"console_scripts": {"uv": "uv_world.cli:main"}}},
         "pyyaml": _module("yaml"), "pillow": _module("PIL"), "python-dateutil": _module("dateutil"),
         "six": _module("six.py"), "py-cpuinfo": _module("cpuinfo"), "protobuf": _module("google/protobuf"),
         "inquirerpy": _module("InquirerPy"), "absl-py": _module("absl"), "grpcio": _module("grpc"),
@@ -325,6 +323,36 @@ def _sdist_files(dist, module):
     return files
 
 
+# uv as PyPI publishes it: one wheel per platform, the binary in uv-<v>.data/scripts/uv (no Python
+# package runs it), no console_scripts entry point. Here the "binary" is a script: the pinned
+# manylinux x86_64 one is the uv stand-in (run by the node's python3), the musllinux one says so
+# in its version line, and the other platforms' fail like a foreign binary. 0.14.0 is the newer
+# release an unpinned request would take.
+UV_PLATFORMS = (
+    ("manylinux_2_17_x86_64.manylinux2014_x86_64", None),
+    ("musllinux_1_1_x86_64", "musl"),
+    ("manylinux_2_17_aarch64.manylinux2014_aarch64", "foreign"),
+    ("macosx_10_12_x86_64", "foreign"),
+)
+UV_FOREIGN = '#!/bin/sh\necho "$0: cannot execute binary file: Exec format error" >&2\nexit 126\n'
+
+
+def uv_wheels():
+    pkgs = []
+    for version, platforms in (("0.13.9", UV_PLATFORMS), ("0.14.0", UV_PLATFORMS[:1])):
+        for platform, kind in platforms:
+            script = ("#!/usr/bin/env python3\n" + modules.UV_CLI % {"version": version}
+                      + "\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n")
+            if kind == "musl":
+                script = script.replace('print("uv " + VERSION)', 'print("uv " + VERSION + " (musllinux stand-in)")')
+            elif kind == "foreign":
+                script = UV_FOREIGN
+            data = "uv-%s.data/scripts/uv" % version
+            pkgs.append(Pkg("uv", version, tag="py3-none-" + platform, executables=(data,),
+                            files={"uv/__init__.py": modules.plain("uv", version), data: script}))
+    return pkgs
+
+
 def pypi_index(libz3, snapshot):
     """The PyPI stand-in: one Pkg per snapshot distribution (the REAL ones are downloaded instead)."""
     torch_cuda = {}
@@ -336,7 +364,7 @@ def pypi_index(libz3, snapshot):
     pkgs = []
     for dist in snapshot["distributions"]:
         project = normalize(dist["name"])
-        if project in REAL:
+        if project in REAL or project == "uv":   # uv: uv_wheels() publishes it per platform
             continue
         kwargs = dict(module=_default_module(project), groups=dist["groups"], metadata=(
             [("Requires-Python", dist["requires_python"])] if dist["requires_python"] else []) + [
@@ -349,4 +377,4 @@ def pypi_index(libz3, snapshot):
         parts = dist["file"][:-len(".whl")].split("-")
         pkgs.append(Pkg(dist["name"], dist["version"], dist["requires_dist"], tag="-".join(parts[-3:]),
                         dist_name=parts[0], **kwargs))
-    return pkgs
+    return pkgs + uv_wheels()

@@ -6,6 +6,7 @@
 
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -53,7 +54,7 @@ def kfd_path(host):
 @pytest.mark.parametrize('value, arch', [
     (90402, 'gfx942'), ('90500', 'gfx950'), (90010, 'gfx90a'), (90008, 'gfx908'), (90006, 'gfx906'),
     (110000, 'gfx1100'), (110501, 'gfx1151'), (100306, 'gfx1036'), (120001, 'gfx1201'), (90012, 'gfx90c'),
-    ('90402\n', 'gfx942'), (' 90402 ', 'gfx942'),
+    ('90402\n', 'gfx942'), (' 90402 ', 'gfx942'), ('090402', 'gfx942'), (999991515, 'gfx99999ff'),
 ])
 def test_decode_gfx_target_version(value, arch):
     assert decode_gfx_target_version(value) == arch
@@ -64,7 +65,8 @@ def test_decode_zero_is_a_cpu_node():
     assert decode_gfx_target_version('0') is None
 
 
-@pytest.mark.parametrize('value', ['', 'abc', '-1', '9.4.2', 'gfx942', '91600', '90016', '42'])
+@pytest.mark.parametrize('value', ['', 'abc', '-1', '9.4.2', 'gfx942', '91600', '90016', '42', '1234567890',
+                                   '90402 1'])
 def test_decode_rejects_values_that_are_not_targets(value):
     with pytest.raises(ArchError) as err:
         decode_gfx_target_version(value)
@@ -130,7 +132,8 @@ def test_rocminfo_agents_are_typed(host):
     assert len(cpus) == CPU_AGENTS[host]
     assert len(gpus) == EXPECTED[host][1]
     assert all(a['arch'] is None and not a['is_gpu'] for a in cpus)
-    assert [a['number'] for a in agents] == list(range(1, len(agents) + 1))
+    assert len(agents) == CPU_AGENTS[host] + EXPECTED[host][1]   # nothing else is taken for an agent
+    assert all(a['name'] and a['uuid'] and a['node'] for a in agents)
 
 
 def test_rocminfo_isa_names_are_kept_apart_from_the_agent_name():
@@ -160,7 +163,10 @@ VARIANTS = {
     'no-trailing-blanks': lambda t: '\n'.join(line.rstrip() for line in t.split('\n')),
     'extra-trailing-blanks-and-tabs': lambda t: '\n'.join(line + ' \t ' for line in t.split('\n')),
     'garbage-before': lambda t: ('hsa api call failure at: /src/rocminfo.cc:1306\nWarning: something odd\n'
-                                 'Name: gfx90a\n*******\n' + t),
+                                 '*******\n' + t),
+    'no-banners': lambda t: '\n'.join(line for line in t.split('\n')
+                                      if not re.match(r'^\s*(\*{3,}|Agent \d+)\s*$', line)),
+    'lone-cr': lambda t: t.replace('\n', '\r'),
     'duplicated-output': lambda t: t + t,
     'no-rock-header': lambda t: t.split('\n', 1)[1],
 }
@@ -249,11 +255,53 @@ def test_a_repeated_agent_block_counts_once():
 
 @pytest.mark.parametrize('text', [
     '', 'ROCk module is NOT loaded, possibly no GPU devices\n',
-    'Name:                    gfx942\n',  # an agent Name outside any agent block is not an agent
-    '*******\nNot an agent\n*******\n  Name: gfx942\n',
+    'hsa api call failure at: /long_pathname_so_that_rpms_can_package_the_debug_info/src/rocminfo.cc:1306\n'
+    'Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.\n',
+    'Name gfx942\n',                      # no colon: not a field
+    '  Names:                   gfx942\n',  # another key
 ])
 def test_no_agents(text):
     assert gpus_from_rocminfo(text) == ([], 0, [])
+
+
+# --- rocminfo cut or pasted: no banners to rely on -------------------------------------------
+
+def lines_of(host):
+    return rocminfo_text(host).split('\n')
+
+
+def test_output_that_starts_in_the_middle_of_an_agent():
+    lines = lines_of('mixed')
+    # Cut just after the first MI355X's Name line: its Uuid, Device Type and ISA lines remain.
+    first_gfx950 = next(i for i, line in enumerate(lines) if line.strip().endswith('gfx950') and 'Name:' in line)
+    agents = parse_rocminfo('\n'.join(lines[first_gfx950 + 1:]))
+    assert agents[0]['name'] == '' and agents[0]['device_type'] == 'GPU'
+    assert agents[0]['arch'] == 'gfx950'   # from its ISA line
+    assert gpus_from_rocminfo('\n'.join(lines[first_gfx950 + 1:]))[:2] == (['gfx950'], 2)
+
+
+def test_output_that_starts_inside_the_isa_list_and_ends_after_a_name():
+    text = ('      Name:                    amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-\n'
+            '      Machine Models:          HSA_MACHINE_MODEL_LARGE\n'
+            '  Name:                    gfx950\n')
+    agents = parse_rocminfo(text)
+    assert [(a['name'], a['arch'], a['is_gpu']) for a in agents] == [('', 'gfx942', True), ('gfx950', 'gfx950', True)]
+
+
+def test_a_fragment_of_a_cpu_agent_is_not_a_gpu():
+    text = '  Uuid:                    CPU-XX\n  Device Type:             CPU\n  Pool Info:\n'
+    assert parse_rocminfo(text)[0]['is_gpu'] is False
+    assert gpus_from_rocminfo(text) == ([], 0, [])
+
+
+def test_only_the_first_device_type_of_an_agent_counts():
+    text = agent(1, 'gfx942', '') .replace('  Cache Info:', '  Device Type:             CPU\n  Cache Info:')
+    assert gpus_from_rocminfo(text)[0] == ['gfx942']
+
+
+def test_upper_case_names_and_isas():
+    text = agent(1, 'GFX942', 'AMDGCN-AMD-AMDHSA--GFX942:SRAMECC+:XNACK-')
+    assert gpus_from_rocminfo(text)[0] == ['gfx942']
 
 
 # --- KFD ------------------------------------------------------------------------------------
@@ -329,3 +377,33 @@ def test_can_open_rw(tmpdir):
 def test_known_archs_cover_the_release_and_the_fixtures():
     for arch in ['gfx942', 'gfx950', 'gfx90a', 'gfx1100', 'gfx1151', 'gfx1036']:
         assert arch in gpu_arch.KNOWN_ARCHS
+
+
+# --- the hosts recorded for odd outputs ---------------------------------------------------------
+
+@pytest.mark.parametrize('host, rocminfo, kfd', [
+    ('mi250x', (['gfx90a'], 4, ['AMD Instinct MI250X']), (['gfx90a'], 4, ['aldebaran'])),
+    ('strix-halo', (['gfx1151'], 1, ['AMD Radeon 8060S Graphics']), (['gfx1151'], 1, [])),
+    # No banners, CRLF, tabs; the first GPU's Name and the last GPU's Device Type were cut off.
+    ('mixed-pasted', (['gfx942', 'gfx950'], 4, ['AMD Instinct MI300X', 'AMD Instinct MI355X']),
+     (['gfx942', 'gfx950'], 4, [])),
+    ('mi355x-no-access', ([], 0, []), (['gfx950'], 8, [])),
+])
+def test_hosts_with_odd_outputs(host, rocminfo, kfd):
+    assert gpus_from_rocminfo(host_output(host)) == rocminfo
+    assert gpus_from_kfd(kfd_path(host))[:3] == kfd
+
+
+def host_output(host):
+    """What the host's rocminfo prints (its bin/rocminfo), undecoded line ends and all."""
+    proc = subprocess.run([os.path.join(HOSTS, host, 'bin', 'rocminfo')], capture_output=True, check=False)
+    return proc.stdout.decode()
+
+
+def test_the_pasted_host_really_lost_its_banners():
+    text = host_output('mixed-pasted')
+    assert text.count('\r\n') == text.count('\n') > 300 and '\t' in text
+    assert not re.search(r'^\s*(\*{3,}|Agent \d+)\s*$', text, re.M)
+    agents = parse_rocminfo(text)
+    assert agents[0]['name'] == '' and agents[0]['arch'] == 'gfx942'
+    assert agents[-1]['name'] == 'gfx950' and agents[-1]['device_type'] == ''
