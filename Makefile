@@ -40,10 +40,12 @@ export PRIMUS_TEST_OUTPUT := $(OUT)
 #   openssh-server/-client: the loopback sshd of the unprivileged-user scenarios; util-linux (runuser):
 #   commands as that user; environment-modules: the modulefile loaded by the real modulecmd;
 #   ca-certificates: the world's first build downloads the real build tools from PyPI;
-#   python3: the unprivileged target runs Ansible's modules with /usr/bin/python3, as a fleet node does.
+#   python3: the unprivileged target runs Ansible's modules with /usr/bin/python3, as a fleet node does;
+#   debootstrap: the world's Debian trixie root (glibc 2.41) where TE wheel mode is proven.
 TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen util-linux:runuser \
-  environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3
+  environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3 \
+  debootstrap:/usr/sbin/debootstrap
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
 TEST_SUITES := unit:unit lint:lint sanity:sanity world-test:world functional:functional
@@ -54,6 +56,7 @@ help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional) and summarise"
 	@echo "make world|world-test|demo   the simulated world (see README)"
+	@echo "make world-snapshot|world-trixie   refresh the PyPI metadata snapshot (network) / build the glibc 2.41 root"
 
 # A Python without ensurepip (Debian/Ubuntu without python3.X-venv, and no root to add it) gets a
 # venv without pip, and pip from its wheel on PyPI, sha256-checked (tests/bootstrap_pip.py).
