@@ -24,8 +24,8 @@ Deliberate differences from pip, none of which can leave a wrong environment:
 - pip reinstalls a local project directory, an editable project and a local sdist even at the
   same version; here the same version of the same artifact (a directory's static metadata or the
   caller's name==version, an sdist's recorded sha256) is not a change.
-- pip keeps a same-version install for a remote wheel, a VCS branch or a URL it did not come from
-  (resolving only the new link's dependencies); here those hand over to pip ("not satisfied").
+- pip keeps a same-version install for a remote wheel, another VCS commit, a branch or tag, or a URL
+  it was not installed from (resolving only the link's dependencies); here those hand over to pip.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -142,11 +142,11 @@ def _direct_url_matches(item, direct_url):
         info = direct_url.get('dir_info')
         if not isinstance(info, dict) or bool(info.get('editable')) != (item.kind == 'editable'):
             return False
-        return recorded.startswith('file:') and os.path.normpath(url_path(recorded)) == os.path.normpath(item.path)
+        return recorded.startswith('file:') and os.path.realpath(url_path(recorded)) == os.path.realpath(item.path)
     if item.url or item.path:
         location = item.url or ('file://' + item.path)
         if location.lower().startswith('file:'):
-            if not recorded.startswith('file:') or os.path.normpath(url_path(recorded)) != os.path.normpath(
+            if not recorded.startswith('file:') or os.path.realpath(url_path(recorded)) != os.path.realpath(
                     url_path(location)):
                 return False
         elif normalize_url(recorded.split('#', 1)[0]) != normalize_url(location.split('#', 1)[0]):

@@ -667,6 +667,9 @@ def read_request(pk, params, environ, base_dir, toml_loads=None):
         request.constraints.extend(sub_constraints)
     for item in request.constraints:
         check_constraint(item)
+    for item in names + request.items:
+        if item.kind in ('dir', 'editable') and item.path and not item.vcs:
+            _add_static_metadata(pk, item, toml_loads)
     if params.get('src'):
         request.src = _src_item(pk, params['src'], names, toml_loads, request)
         request.items.append(request.src)
@@ -675,6 +678,14 @@ def read_request(pk, params, environ, base_dir, toml_loads=None):
         request.items = names + request.items
         request.targets = list(params.get('name') or [])
     return request
+
+
+def _add_static_metadata(pk, item, toml_loads):
+    """A project directory's name, version and dependencies, when its metadata is static."""
+    meta = static_project_metadata(pk, item.path, toml_loads)
+    if meta['name'] and (item.name is None or item.name == meta['name']):
+        item.name, item.version = meta['name'], meta['version']
+        item.requires, item.provides_extra = meta['requires'], meta['provides_extra']
 
 
 def _src_item(pk, src, names, toml_loads, request):

@@ -32,8 +32,9 @@ description:
     offline is answered B(not satisfied), and pip decides."
   - "Deliberate differences from pip's own plan, none of which can leave a wrong environment: pip reinstalls a
     local directory, an editable project or a local sdist even at the same version, which is not counted as a
-    change here when it is the same artifact; pip keeps a same-version install for a remote wheel, a VCS branch
-    or another URL, which hands over to pip here. A differential test runs a generated corpus of several hundred
+    change here when it is the same artifact; pip keeps a same-version install for a remote wheel, another VCS
+    commit, a branch or tag, or a URL it was not installed from (resolving only the link's dependencies), which
+    hands over to pip here. A differential test runs a generated corpus of several hundred
     requests over several venv states through this decision and through C(pip install --dry-run --report)."
   - When something must change, pip runs and the installed set is read again; C(changed) is the real
     before/after difference, never pip's wording.

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib.index import write_simple_index  # noqa: E402
 from world.lib.server import serve  # noqa: E402
 from world.lib.wheel import build_wheel  # noqa: E402
+from pipkit import make_project  # noqa: E402
 
 pytestmark = pytest.mark.functional
 
@@ -31,54 +32,6 @@ CONTROLLER_BIN = os.path.dirname(sys.executable)
 ROCM = "2.12.0+rocm7.15.0a20260720"
 
 CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
-
-# A PEP 517 backend kept inside the project (backend-path), so builds need no setuptools and no
-# network. It records the MARK environment variable it saw, to prove `environment` reaches builds.
-BACKEND = '''
-import base64, hashlib, json, os, zipfile
-
-def _project():
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "project.json")) as handle:
-        return json.load(handle)
-
-def _dist(p):
-    return "%s-%s" % (p["name"].replace("-", "_"), p["version"])
-
-def _metadata(p):
-    lines = ["Metadata-Version: 2.1", "Name: %s" % p["name"], "Version: %s" % p["version"]]
-    lines += ["Requires-Dist: %s" % r for r in p.get("requires", [])]
-    return "\\n".join(lines) + "\\n"
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    p = _project()
-    info = _dist(p) + ".dist-info"
-    os.makedirs(os.path.join(metadata_directory, info))
-    with open(os.path.join(metadata_directory, info, "METADATA"), "w") as handle:
-        handle.write(_metadata(p))
-    return info
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    p = _project()
-    info = _dist(p) + ".dist-info"
-    files = {
-        p["module"] + "/__init__.py": "BUILT_WITH_MARK = %r\\n" % os.environ.get("MARK"),
-        info + "/METADATA": _metadata(p),
-        info + "/WHEEL": "Wheel-Version: 1.0\\nGenerator: test-backend\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
-    }
-    record = []
-    for path, text in files.items():
-        data = text.encode()
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
-    record.append(info + "/RECORD,,")
-    name = _dist(p) + "-py3-none-any.whl"
-    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as zf:
-        for path, text in files.items():
-            zf.writestr(path, text)
-        zf.writestr(info + "/RECORD", "\\n".join(record) + "\\n")
-    return name
-'''
-
 
 # ---- the world ------------------------------------------------------------------------------
 
@@ -263,7 +216,7 @@ def test_constraint_conflict_names_the_pinned_torch_and_leaves_the_venv(world, i
     assert "would replace the pinned ROCm torch (torch==%s from %s)" % (ROCM, constraints) in result["msg"]
     assert result["msg"].endswith("The venv is unchanged.")
     assert "ResolutionImpossible" in result["stderr"]
-    assert result["rc"] == 1 and "--constraint" in result["cmd"]
+    assert result["rc"] == 1 and "--constraint=%s" % constraints in result["cmd"]
     assert installed(venv) == before
 
 
@@ -303,19 +256,6 @@ def test_forbid_fails_before_install_naming_the_distribution_and_its_requirer(in
 
 
 # ---- 6: src, requirements, find_links + no_index, absent: each works and is idempotent ---------
-
-def make_project(path, name, version, static=True, requires=()):
-    path.mkdir()
-    project = {"name": name, "version": version, "module": name.replace("-", "_"), "requires": list(requires)}
-    (path / "project.json").write_text(json.dumps(project))
-    (path / "backend.py").write_text(BACKEND)
-    pyproject = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
-    if static:
-        pyproject += '\n[project]\nname = "%s"\nversion = "%s"\ndependencies = %s\n' % (
-            name, version, json.dumps(list(requires)))
-    (path / "pyproject.toml").write_text(pyproject)
-    return path
-
 
 @pytest.mark.parametrize("static", [True, False], ids=["static-pyproject", "dynamic-metadata"])
 def test_src_no_build_isolation_no_deps_is_idempotent(venv, run, tmp_path, static):
@@ -357,7 +297,7 @@ def test_find_links_no_index_is_idempotent(world, venv, run):
             "no_index": True}
     (result, failed), (again, failed_again) = run.play([task(args), task(args)])
     assert not failed and result["changed"] is True
-    assert "--no-index" in result["cmd"] and str(world / "files") in result["cmd"]
+    assert "--no-index" in result["cmd"] and "--find-links=%s" % (world / "files") in result["cmd"]
     assert not failed_again and again["changed"] is False and again["commands"] == []
 
 
@@ -397,18 +337,24 @@ def test_forcereinstall_reports_the_reinstall(world, venv, run):
     assert result["added"] == [] and "--force-reinstall" in result["cmd"]
 
 
-def test_vcs_requirement_is_idempotent(venv, run, tmp_path):
+def test_vcs_requirement_pinned_to_a_commit_is_decided_offline_a_tag_goes_to_pip(venv, run, tmp_path):
     repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-q", "-m", "init"], check=True)
     subprocess.run(git + ["tag", "6.0.0-rc5"], check=True)
-    args = {"venv": str(venv), "name": ["git+file://%s@6.0.0-rc5" % repo], "no_build_isolation": True}
-    (result, failed), (again, failed_again) = run.play([task(args), task(args)])
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    pinned = {"venv": str(venv), "name": ["git+file://%s@%s" % (repo, commit)], "no_build_isolation": True}
+    tagged = dict(pinned, name=["git+file://%s@6.0.0-rc5#egg=mlperf-logging" % repo])
+    (result, failed), (again, failed_again), (tag, failed_tag) = run.play([task(pinned), task(pinned), task(tagged)])
     assert not failed, result.get("msg")
     assert result["added"] == [{"name": "mlperf-logging", "version": "4.1.0"}]
     assert not failed_again and again["changed"] is False and again["commands"] == []
+    # A tag may have moved since: pip decides (and changes nothing, the version is the same).
+    assert not failed_tag, tag["msg"]
+    assert tag["changed"] is False and len(tag["commands"]) == 1
+    assert any("may have moved" in r for r in tag["reasons"])
 
 
 def test_module_on_a_python_without_packaging_uses_the_venvs_pip_copy(world, venv, run):
