@@ -8,9 +8,8 @@ with the controller's python; the test callback in tests/functional/callback_plu
 task result as JSON. This machine's own PIP_* variables are deliberately left in the environment: the
 module must not see them (use_pip_config defaults to false).
 """
-import json
+# pylint: disable=unused-import,redefined-outer-name  (pytest finds the imported fixtures by name)
 import os
-import shutil
 import subprocess
 import sys
 
@@ -22,16 +21,10 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib.index import write_simple_index  # noqa: E402
 from world.lib.server import serve  # noqa: E402
 from world.lib.wheel import build_wheel  # noqa: E402
-from pipkit import make_project  # noqa: E402
+from pipkit import (  # noqa: E402,F401  (fixtures: ansible_dir, run, template_venv, venv)
+    PY310, ROCM, Runner, ansible_dir, installed, make_project, pip_direct, run, task, template_venv, venv)
 
 pytestmark = pytest.mark.functional
-
-PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
-PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
-CONTROLLER_BIN = os.path.dirname(sys.executable)
-ROCM = "2.12.0+rocm7.15.0a20260720"
-
-CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 
 # ---- the world ------------------------------------------------------------------------------
 
@@ -63,96 +56,6 @@ def world(tmp_path_factory):
 def index(world):
     with serve(str(world)) as base:
         yield base + "/simple"
-
-
-@pytest.fixture(scope="session")
-def template_venv(tmp_path_factory):
-    path = tmp_path_factory.mktemp("pipc-template") / "venv"
-    subprocess.run([PY312, "-m", "venv", str(path)], check=True, env=clean_env())
-    return path
-
-
-@pytest.fixture
-def venv(template_venv, tmp_path):
-    path = tmp_path / "venv"
-    shutil.copytree(str(template_venv), str(path), symlinks=True)
-    return path
-
-
-@pytest.fixture(scope="session")
-def ansible_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pipc-ansible")
-    (root / "ansible.cfg").write_text("[defaults]\n")
-    return root
-
-
-def clean_env(**extra):
-    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PRIMUS_")))
-    env.update(extra)
-    return env
-
-
-def installed(venv):
-    """The installed set, read independently of the module."""
-    code = ("import json, importlib.metadata as m; "
-            "print(json.dumps(sorted([d.metadata['Name'].lower(), d.version] for d in m.distributions())))")
-    out = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", code], check=True, capture_output=True,
-                         text=True).stdout
-    return [tuple(x) for x in json.loads(out)]
-
-
-def pip_direct(venv, *args):
-    """Prepare a venv state with plain pip (isolated), not through the module."""
-    env = clean_env(PIP_CONFIG_FILE=os.devnull)
-    env = dict((k, v) for k, v in env.items() if not k.startswith("PIP_") or k == "PIP_CONFIG_FILE")
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                   + list(args), check=True, env=env)
-
-
-def task(args, check=False, diff=False):
-    return {"primus.trainenv.pip_constrained": args, "check_mode": check, "diff": diff}
-
-
-class Runner(object):
-    """Runs a playbook of pip_constrained tasks (one ansible-playbook process per call)."""
-
-    def __init__(self, ansible_dir, tmp_path):
-        self.dir = ansible_dir
-        self.tmp = tmp_path
-        self.count = 0
-        self.stdout = ""
-
-    def play(self, tasks, interpreter=None, env=None):
-        """Return [(result dict, failed)] for the tasks that ran (a failed task ends the play)."""
-        self.count += 1
-        playbook = self.tmp / ("play%d.yml" % self.count)
-        playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
-        results = self.tmp / ("play%d.jsonl" % self.count)
-        cmd = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", "ansible_python_interpreter=%s" % (interpreter or sys.executable), str(playbook)]
-        run_env = clean_env(ANSIBLE_CONFIG=str(self.dir / "ansible.cfg"),
-                            ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
-                            ANSIBLE_CALLBACK_PLUGINS=CALLBACK_PLUGINS,
-                            ANSIBLE_CALLBACKS_ENABLED="primus_test_results", PRIMUS_TEST_RESULTS=str(results),
-                            ANSIBLE_LOCAL_TEMP=str(self.tmp / "ansible-local"),
-                            ANSIBLE_REMOTE_TMP=str(self.tmp / "ansible-remote"), ANSIBLE_NOCOLOR="1",
-                            ANSIBLE_DEPRECATION_WARNINGS="0")
-        run_env.update(env or {})
-        proc = subprocess.run(cmd, cwd=str(self.tmp), env=run_env, capture_output=True, text=True, timeout=300,
-                              check=False)
-        self.stdout = proc.stdout
-        assert results.exists(), "no task result (rc=%d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr)
-        records = [json.loads(line) for line in results.read_text().splitlines()]
-        return [(r["result"], r["status"] == "failed") for r in records]
-
-    def __call__(self, args, check=False, diff=False, interpreter=None, env=None):
-        """One task; return (result dict, failed)."""
-        return self.play([task(args, check, diff)], interpreter, env)[0]
-
-
-@pytest.fixture
-def run(ansible_dir, tmp_path):
-    return Runner(ansible_dir, tmp_path)
 
 
 # ---- 1: converged re-run: no pip, no network -------------------------------------------------
