@@ -41,8 +41,8 @@ _NETWORK = (
 )
 _FETCH = re.compile(r'Could not fetch URL (?P<url>\S+?):? (?P<reason>.*?)(?: - skipping)?$')
 _RETRYING = re.compile(r"Retrying \(Retry\(.*?after connection broken by '(?P<reason>.*)': (?P<path>\S+)")
-_NOT_FOUND = re.compile(r'No matching distribution found for (?P<req>\S+)'
-                        r'|Could not find a version that satisfies the requirement (?P<req2>\S+)')
+_NOT_FOUND = (re.compile(r'No matching distribution found for (?P<req>\S+)'),
+              re.compile(r'Could not find a version that satisfies the requirement (?P<req>\S+)'))
 _TIMESTAMP = re.compile(r'^\d{4}-\d\d-\d\dT[\d:,.]+ ')
 _URL = re.compile(r'\b(?:https?|file)://[^\s\'"<>)]+')
 _HOST = re.compile(r"host='(?P<host>[^']+)'(?:, port=(?P<port>\d+))?")
@@ -163,9 +163,9 @@ def classify(console, debug='', default_host=None):
         if match:
             return Failure(name, _decisive_error(text) or clean(match.group(0)))
     evidence = _evidence(console, debug)
-    not_found = _NOT_FOUND.search(text)
+    not_found = _NOT_FOUND[0].search(text) or _NOT_FOUND[1].search(text)
     if not_found:
-        wanted = _canonical(re.split(r'[<>=!~;\[ (]', not_found.group('req') or not_found.group('req2'))[0])
+        wanted = _canonical(re.split(r'[<>=!~;\[ (]', not_found.group('req'))[0])
         about = [(line, host) for line, path, host in evidence
                  if path is None or path.rstrip('/').rsplit('/', 1)[-1].lower() == wanted]
         for line, host in about:

@@ -526,6 +526,8 @@ class PipConstrained(object):
         env = pip_environ(os.environ, self.params['environment'], self.params['use_pip_config'])
         if self.pip_pythonpath:
             env['PYTHONPATH'] = self.pip_pythonpath
+        if self.module.check_mode:
+            env['PYTHONDONTWRITEBYTECODE'] = '1'  # a dry-run leaves no __pycache__ in the venv's pip
         return env
 
     def run(self, args, pip=True):
@@ -709,12 +711,10 @@ class PipConstrained(object):
         params = self.params
         request = self.read_request()
         targets, decide_items = request.targets, request.items
-        if request.src is not None and not request.src.name and self.probe is not None:
+        if request.src is not None and not request.src.name:
             self.src_metadata(request.src)
 
         force = params['state'] == 'forcereinstall'
-        if self.probe is None:
-            return self.plan_without_venv(targets, decide_items)
         if not force:
             decision = decide_present(self.pk, self.probe, decide_items, request.constraints, params['no_deps'])
             self.result['reasons'] = list(decision.reasons)
@@ -789,9 +789,14 @@ class PipConstrained(object):
         return self.read_report(report, 'the dry-run')
 
     def exit_inexact(self, items, why=None):
+        """An inexact plan: the requested items (items None: the name entries as given, unparsed)."""
         if why:
             self.module.warn(self.redact.text(why))
-        plan = requested_plan(items)
+        if items is None:
+            plan = [{'name': text, 'version': None, 'installed': None, 'action': 'install', 'requested': True,
+                     'requirement': text} for text in self.params['name'] or []]
+        else:
+            plan = requested_plan(items)
         self.result['plan'] = plan
         self.result['plan_exact'] = False
         self.result['changed'] = True
@@ -799,38 +804,52 @@ class PipConstrained(object):
                         else '%s  # version decided when the task runs\n' % p['requirement'] for p in plan)
         self.exit(diff={'before': '', 'after': after})
 
-    def plan_without_venv(self, targets, items):
-        """Check mode, venv not created yet: plan with plan_python in a scratch venv, else the request itself."""
+    def plan_probe(self):
+        """What plan_python offers for planning: (info dict, None) or (None, why not)."""
         plan_python = self.params['plan_python']
-        missing = 'check mode: the venv %s does not exist yet' % self.venv
         if not plan_python:
-            return self.exit_inexact(items, '%s and no plan_python is given: the plan lists the requested items only; '
-                                            'their versions and dependencies are decided when the task runs.' % missing)
+            return None, 'no plan_python is given'
         rc, out, err = self.run([plan_python, '-I', '-c', PLAN_PROBE], pip=False)
         try:
             info = json.loads(out.strip().splitlines()[-1])
         except (ValueError, IndexError):
             info = None
         if rc != 0 or not isinstance(info, dict):
-            return self.exit_inexact(items, '%s and plan_python %s does not run (rc=%s: %s): the plan lists the '
-                                            'requested items only.' % (missing, plan_python, rc, tail(err or out, 1)))
-        pip_source = info.get('pip') or info.get('wheel')
-        if not pip_source:
-            return self.exit_inexact(items, '%s and plan_python %s has neither pip nor ensurepip: the plan lists the '
-                                            'requested items only.' % (missing, plan_python))
+            return None, 'plan_python %s does not run (rc=%s: %s)' % (plan_python, rc, tail(err or out, 1))
+        if not (info.get('pip') or info.get('wheel')):
+            return None, 'plan_python %s has neither pip nor ensurepip' % plan_python
+        return info, None
+
+    def plan_without_venv(self):
+        """Check mode, venv not created yet: plan with plan_python in a scratch venv, else the request itself."""
+        info, why = self.plan_probe()
+        pip_source = (info.get('pip') or info.get('wheel')) if info else None
+        # A node's python may lack `packaging`: use the copy that plan_python's pip vendors.
+        self.pk = load_packaging([os.path.dirname(pip_source) if info.get('pip') else pip_source] if info else [])
+        missing = 'check mode: the venv %s does not exist yet' % self.venv
+        if self.pk is None:
+            return self.exit_inexact(None, '%s and %s (no packaging to read the request with): the plan lists the '
+                                           'requested items only.' % (missing, why or 'plan_python has no pip'))
+        self.result['packaging_source'] = self.pk.source
+        request = self.read_request()
+        if info is None:
+            return self.exit_inexact(request.items, '%s and %s: the plan lists the requested items only; their '
+                                                    'versions and dependencies are decided when the task runs.'
+                                     % (missing, why))
         pip_version = info.get('pip_version') if info.get('pip') else info.get('ensurepip')
         try:
             too_old = self.pk.Version(pip_version or '0') < self.pk.Version('22.2')
         except self.pk.InvalidVersion:
             too_old = True
         if too_old:
-            return self.exit_inexact(items, '%s and the pip %s of plan_python %s cannot plan (needs 22.2): the plan '
-                                            'lists the requested items only.' % (missing, pip_version, plan_python))
+            return self.exit_inexact(request.items, '%s and the pip %s of plan_python %s cannot plan (needs 22.2): the '
+                                                    'plan lists the requested items only.'
+                                     % (missing, pip_version, self.params['plan_python']))
         fresh = _FreshVenv([Dist('pip', 'pip', info['ensurepip'])] if info.get('ensurepip') else [])
-        self.use_scratch_venv(plan_python, fresh.dists.values(), self.prior(), pip_source=pip_source)
-        planned = self.dry_run(targets, items)
+        self.use_scratch_venv(self.params['plan_python'], fresh.dists.values(), self.prior(), pip_source=pip_source)
+        planned = self.dry_run(request.targets, request.items)
         if planned is None:
-            return self.exit_inexact(items)
+            return self.exit_inexact(request.items)
         self.result['plan'] = plan_actions(self.pk, planned, fresh)
         self.result['plan_exact'] = True
         self.result['reasons'] = ['the venv %s does not exist yet' % self.venv]
@@ -1000,11 +1019,8 @@ class PipConstrained(object):
             if not self.module.check_mode:
                 self.fail('%s not found: create the venv first (python3 -m venv %s)' % (self.python, self.venv),
                           failure='not_a_venv')
-            self.pk = load_packaging()
-            if self.pk is None:
-                self.fail(missing_required_lib('packaging', reason='to plan for a venv that does not exist yet'))
             try:
-                self.present()
+                self.plan_without_venv()
             except RequirementError as exc:
                 self.fail(to_native(exc), failure='bad_request')
             return
