@@ -535,15 +535,6 @@ def _headers(text):
     return out
 
 
-def read_pkg_info(path):
-    """Name and Version headers of a PKG-INFO/METADATA file, or (None, None)."""
-    try:
-        meta = _headers(_read_bytes(path).decode('utf-8', 'replace'))
-    except (IOError, OSError):
-        return None, None
-    return (meta.get('name') or [None])[0], (meta.get('version') or [None])[0]
-
-
 def wheel_metadata(path):
     """(requires, provides_extra) from a local wheel's .dist-info/METADATA, or (None, None) if unreadable."""
     try:
@@ -625,14 +616,6 @@ def _with_extra(pk, text, extra):
         marker = '(%s) and %s' % (req.marker, marker)
     req.marker = None
     return '%s ; %s' % (req, marker)
-
-
-def static_project_identity(pk, src, toml_loads=None):
-    """(name, version, how) of a source tree when static, else (None, None, reason)."""
-    meta = static_project_metadata(pk, src, toml_loads)
-    if meta['name'] and meta['version']:
-        return meta['name'], meta['version'], meta['how']
-    return None, None, meta['reason']
 
 
 class Request(object):

@@ -223,7 +223,7 @@ options:
     description:
       - Seconds before the first retry; each further retry waits twice as long (at most 60 seconds).
     type: float
-    default: 5
+    default: 5.0
   plan_python:
     description:
       - Check mode only, when O(venv) does not exist yet (an earlier task would create it) - the interpreter
@@ -1103,7 +1103,7 @@ def main():
             use_pip_config=dict(type='bool', default=False),
             extra_args=dict(type='list', elements='str', default=[]),
             retries=dict(type='int', default=3),
-            retry_delay=dict(type='float', default=5),
+            retry_delay=dict(type='float', default=5.0),
             plan_python=dict(type='path'),
             prior_plan=dict(type='list', elements='raw', default=[]),
             prior_changes=dict(type='bool', default=False),

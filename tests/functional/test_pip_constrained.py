@@ -26,6 +26,7 @@ from pipkit import (  # noqa: E402,F401  (fixtures: ansible_dir, run, template_v
 
 pytestmark = pytest.mark.functional
 
+
 # ---- the world ------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")

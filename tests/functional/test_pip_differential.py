@@ -86,8 +86,8 @@ for line in sys.stdin:
 # ---- the catalog -------------------------------------------------------------------------------
 
 def git(repo, *args):
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-                   + list(args), check=True, capture_output=True)
+    base = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(base + list(args), check=True, capture_output=True)
 
 
 def build_catalog(root):

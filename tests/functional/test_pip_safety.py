@@ -68,8 +68,8 @@ def test_injection_absent_guards_and_a_non_venv_are_refused_before_pip_runs(venv
     tasks = [ignoring({"venv": str(venv), "name": [text]}) for text in evil]
     tasks += [ignoring({"venv": str(venv), "name": ["einops"], "extra_args": ["--target=%s" % outside]}),
               ignoring({"venv": str(venv), "name": ["einops"], "extra_args": ["einops", "--no-cache-dir"]})]
-    tasks += [ignoring({"venv": str(venv), "name": names, "state": "absent"}) for names in (["*"], ["p*"], ["pip"],
-                                                                                          ["setup?ools"])]
+    guarded = (["*"], ["p*"], ["pip"], ["setup?ools"])
+    tasks += [ignoring({"venv": str(venv), "name": names, "state": "absent"}) for names in guarded]
     tasks += [ignoring({"venv": str(prefix), "name": ["einops"]}),
               ignoring({"venv": str(prefix), "name": ["einops"]}, check=True),
               ignoring({"venv": str(prefix), "name": ["einops"], "state": "absent"})]

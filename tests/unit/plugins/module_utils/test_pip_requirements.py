@@ -8,7 +8,7 @@ import pytest
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_toml_loads
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
     RequirementError, check_name_entry, classify, decode_requirements, logical_lines, normalize_url,
-    read_requirements_file, split_vcs_url, static_project_identity, static_project_metadata, wheel_metadata)
+    read_requirements_file, split_vcs_url, static_project_metadata, wheel_metadata)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 from world.lib.wheel import build_sdist, build_wheel  # noqa: E402
@@ -209,6 +209,13 @@ def test_editable_and_short_options(pk, tmp_path):
 
 def toml():
     return load_toml_loads([PIP_SITE])
+
+
+def static_project_identity(pk, src, toml_loads):
+    meta = static_project_metadata(pk, src, toml_loads)
+    if meta["name"] and meta["version"]:
+        return meta["name"], meta["version"], meta["how"]
+    return None, None, meta["reason"]
 
 
 def test_src_identity_from_static_pyproject(pk, tmp_path):
