@@ -180,7 +180,7 @@ options:
       - Distributions that must not be present afterwards. Each entry is an fnmatch pattern on the normalized
         name (C(nvidia-*-cu1[0-9]), C(nvidia-cublas*)), optionally followed by C(==version-glob) (forbidden when the
         version matches, for example C(torch==*+cu*)) or C(!=version-glob) (forbidden when it does B(not) match, for
-        example C(torch!=*+rocm*): any torch without a ROCm local label).
+        example C(torch!=*+rocm*), any torch without a ROCm local label).
       - Checked on pip's dry-run plan before anything is installed, and on distributions already installed.
         A hit fails, names the distribution and what requires it, and leaves the venv untouched.
     type: list

@@ -8,7 +8,8 @@ with the controller's python; the test callback in tests/functional/callback_plu
 task result as JSON. This machine's own PIP_* variables are deliberately left in the environment: the
 module must not see them (use_pip_config defaults to false).
 """
-# pylint: disable=unused-import,redefined-outer-name  (pytest finds the imported fixtures by name)
+# pytest finds the imported fixtures by name:
+# pylint: disable=unused-import,redefined-outer-name
 import os
 import subprocess
 import sys

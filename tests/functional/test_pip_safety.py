@@ -8,7 +8,8 @@
   message naming the class and the host; 503 twice then 200 succeeds, the retries in the log.
 The failing index is a loopback server that fails on purpose (pipkit.FaultyIndex).
 """
-# pylint: disable=unused-import,redefined-outer-name  (pytest finds the imported fixtures by name)
+# pytest finds the imported fixtures by name:
+# pylint: disable=unused-import,redefined-outer-name
 import json
 import os
 import socket
