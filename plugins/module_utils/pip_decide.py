@@ -4,23 +4,28 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Decide offline whether pip must run, from the installed set alone.
 
-Rules (state=present):
+The decision may say "not satisfied" where pip would change nothing (pip then runs, and `changed`
+comes from the real before/after sets), but never "satisfied" where pip would change the venv.
+Rules (state=present), each the way pip's resolver treats the item:
 - An item whose environment marker is false for the venv's python is ignored (pip ignores it too).
-- `name` / `name<spec>`: some version of `name` is installed and it satisfies the specifier
-  (PEP 440, pre-releases allowed like pip does for installed versions). A pin with a local label
-  (`torch==2.12.0+rocm7.15.0a20260720`) is exact, so 2.12.0+cpu does not satisfy it.
-- A wheel or sdist given by path or URL: a distribution with the name and exactly the version of
-  the file name (local label included) is installed.
-- `name @ VCS-URL` and bare VCS URLs: an installed distribution's PEP 610 direct_url.json names
-  the same repository and, when the URL has `@rev`, the same requested revision (or commit).
-  Other direct URLs: the same URL is recorded. Editable local dirs: an editable install of the
-  same directory is recorded.
-- A local project directory: its name and version are known (static metadata or given by the
-  caller) and exactly that version is installed. Otherwise it is undecidable.
-- Unless no_deps: the dependency closure of every satisfied item, read from the installed
-  Requires-Dist (extras and markers evaluated for the venv), is installed and satisfied too.
-- Every distribution in that closure also satisfies the constraints files.
-Anything undecidable means pip must run; `changed` then comes from the real before/after sets.
+- `name` / `name<spec>`: the installed version satisfies the specifier (PEP 440, installed
+  pre-releases count, like pip). A pin with a local label (`torch==2.12.0+rocm7.15.0a20260720`)
+  is exact, so 2.12.0+cpu does not satisfy it.
+- Anything given by path or URL (wheel, sdist, archive, VCS, project directory, `name @ url`, in
+  `name`, a requirements file or a Requires-Dist line) is installed from its link by pip, which then
+  resolves the link's own dependencies; see _artifact for when the installed copy is that artifact.
+  Where that cannot be known offline (a VCS branch or tag, a remote wheel installed from elsewhere,
+  an editable project with dynamic metadata), the answer is "not satisfied".
+- Unless no_deps: the dependency closure of every satisfied item (the artifact's own Requires-Dist
+  where pip would use it, else the installed copy's; extras and markers evaluated for the venv)
+  is installed and satisfied too, and every distribution in it satisfies the constraints files.
+
+Deliberate differences from pip, none of which can leave a wrong environment:
+- pip reinstalls a local project directory, an editable project and a local sdist even at the
+  same version; here the same version of the same artifact (a directory's static metadata or the
+  caller's name==version, an sdist's recorded sha256) is not a change.
+- pip keeps a same-version install for a remote wheel, another VCS commit, a branch or tag, or a URL
+  it was not installed from (resolving only the link's dependencies); here those hand over to pip.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,9 +35,10 @@ import fnmatch
 import os
 import re
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import normalize_url
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
+    Item, RequirementError, file_sha256, link_item, normalize_url, url_path, wheel_metadata)
 
-_GLOB = re.compile(r'[*?\[]')
+COMMIT = re.compile(r'^[0-9a-f]{40}$')
 
 
 class Decision(object):
@@ -121,48 +127,77 @@ def same_version(pk, installed, wanted):
 
 
 def _direct_url_matches(item, direct_url):
+    """The installed copy was installed from what `item` names (PEP 610 direct_url.json)."""
     if not isinstance(direct_url, dict) or not direct_url.get('url'):
         return False
+    recorded = direct_url['url']
     if item.kind in ('vcs', 'editable') and item.vcs:
         info = direct_url.get('vcs_info')
         if not isinstance(info, dict) or info.get('vcs') != item.vcs:
             return False
-        if normalize_url(direct_url['url']) != normalize_url(item.url):
+        if normalize_url(recorded) != normalize_url(item.url):
             return False
-        if item.rev is None:
-            return True
-        return item.rev in (info.get('requested_revision'), info.get('commit_id'))
-    if item.kind == 'editable':
+        return bool(item.rev) and COMMIT.match(item.rev) is not None and item.rev == info.get('commit_id')
+    if item.kind in ('editable', 'dir'):
         info = direct_url.get('dir_info')
-        if not isinstance(info, dict) or not info.get('editable'):
+        if not isinstance(info, dict) or bool(info.get('editable')) != (item.kind == 'editable'):
             return False
-        url = direct_url['url']
-        local = url[len('file://'):] if url.startswith('file://') else url
-        return os.path.normpath(local) == os.path.normpath(os.path.abspath(item.path))
-    if item.url:
-        return normalize_url(direct_url['url'].split('#', 1)[0]) == normalize_url(item.url.split('#', 1)[0])
+        return recorded.startswith('file:') and os.path.realpath(url_path(recorded)) == os.path.realpath(item.path)
+    if item.url or item.path:
+        location = item.url or ('file://' + item.path)
+        if location.lower().startswith('file:'):
+            if not recorded.startswith('file:') or os.path.realpath(url_path(recorded)) != os.path.realpath(
+                    url_path(location)):
+                return False
+        elif normalize_url(recorded.split('#', 1)[0]) != normalize_url(location.split('#', 1)[0]):
+            return False
+        wanted = _url_hashes(location)
+        if wanted:
+            have = _recorded_hashes(direct_url)
+            return any(have.get(algo) == value for algo, value in wanted.items())
+        return True
     return False
 
 
+def _url_hashes(url):
+    """{algo: hexdigest} from a #sha256=... fragment."""
+    out = {}
+    fragment = url.partition('#')[2]
+    for part in fragment.split('&'):
+        algo, sep, value = part.partition('=')
+        if sep and algo in ('sha1', 'sha224', 'sha384', 'sha256', 'sha512', 'md5'):
+            out[algo] = value.lower()
+    return out
+
+
+def _recorded_hashes(direct_url):
+    info = direct_url.get('archive_info')
+    if not isinstance(info, dict):
+        return {}
+    out = dict((k, str(v).lower()) for k, v in (info.get('hashes') or {}).items())
+    legacy = info.get('hash')
+    if isinstance(legacy, str) and '=' in legacy:
+        algo, value = legacy.split('=', 1)
+        out.setdefault(algo, value.lower())
+    return out
+
+
 def _constraint_problem(pk, dist, constraints, markers):
-    """Text of the first constraint the installed dist violates, or None."""
+    """(text of the first constraint the installed dist violates or None, metadata override or None)."""
+    override = None
     for item in constraints.get(dist.key, ()):
         if not marker_applies(item.marker, markers):
             continue
         if item.kind == 'req':
-            if item.req.url:
-                if not _direct_url_matches(item, dist.direct_url):
-                    return 'installed %s %s is not from %s (constraint %s)' % (dist.name, dist.version, item.req.url, item.origin)
-            elif not version_satisfies(pk, dist.version, item.req.specifier):
+            if not version_satisfies(pk, dist.version, item.req.specifier):
                 return 'installed %s %s does not satisfy the constraint %s (%s)' % (
-                    dist.name, dist.version, item.text, item.origin)
-        elif item.kind == 'file':
-            if not same_version(pk, dist.version, item.version):
-                return 'installed %s %s is not the constrained %s (%s)' % (dist.name, dist.version, item.version, item.origin)
-        elif item.kind in ('vcs', 'archive'):
-            if not _direct_url_matches(item, dist.direct_url):
-                return 'installed %s %s is not from the constrained URL (%s)' % (dist.name, dist.version, item.origin)
-    return None
+                    dist.name, dist.version, item.text, item.origin), None
+            continue
+        found = _artifact(pk, item, dist)
+        if isinstance(found, str):
+            return '%s (constraint %s)' % (found, item.origin), None
+        override = found
+    return None, override
 
 
 def index_constraints(pk, constraint_items):
@@ -178,64 +213,134 @@ def index_constraints(pk, constraint_items):
 
 
 def _find_by_direct_url(probe, item):
+    """The installed distribution recorded as installed from item's location (a VCS repo at any commit)."""
     for dist in probe.dists.values():
-        if _direct_url_matches(item, dist.direct_url):
+        direct = dist.direct_url
+        if item.vcs and isinstance(direct, dict) and isinstance(direct.get('vcs_info'), dict):
+            if normalize_url(direct.get('url') or '') == normalize_url(item.url):
+                return dist
+        elif _direct_url_matches(item, direct):
             return dist
     return None
 
 
-def _top_level(pk, item, probe, decision):
-    """Check one requested item; return (dist, extras) to walk, or None."""
+def _artifact(pk, item, dist):
+    """Is the installed `dist` what the non-index `item` installs? The metadata to walk, or why not.
+
+    Returns (requires, provides_extra) - None values mean "the installed copy's" - or a reason text.
+    pip installs such an item from its link and resolves the link's own dependencies; the installed
+    copy counts only when it provably is that artifact:
+    - a local wheel: the same name and version (pip then keeps the installed copy), walked with the
+      wheel file's own Requires-Dist;
+    - a local sdist: installed from that very file (path and sha256 recorded in direct_url.json);
+    - a remote archive: installed from that URL (and hash, when the URL carries one);
+    - a VCS URL: installed from that repository at that commit; a branch or tag cannot be checked
+      offline (it may have moved), so only a full commit hash qualifies;
+    - a project directory: exactly its known version, not editable, walked with its static
+      dependencies when it has them (else the installed copy's: the caller's version vouches for it);
+    - an editable project directory: installed editable from that directory, and its dependencies
+      are static (pip reinstalls editables; a dynamic setup.py may have changed them).
+    """
+    origin = item.path or item.url or item.text
+    if item.kind == 'file':
+        if not same_version(pk, dist.version, item.version):
+            return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
+        if item.path and os.path.isfile(item.path):
+            if item.is_wheel:
+                requires, extras = wheel_metadata(item.path)
+                if requires is None:
+                    return 'cannot read the metadata of %s' % item.path
+                return requires, extras
+            if not _direct_url_matches(_with_hash(item, file_sha256(item.path)), dist.direct_url):
+                return 'installed %s %s was not installed from %s (same file content)' % (dist.name, dist.version,
+                                                                                          origin)
+            return None, None
+        if item.url and not item.url.lower().startswith('file:'):
+            if not _direct_url_matches(item, dist.direct_url):
+                return 'installed %s %s was not installed from %s' % (dist.name, dist.version, origin)
+            return None, None
+        return '%s does not exist' % origin
+    if item.kind == 'dir':
+        if not item.version:
+            return '%s: a project directory without static name and version (give them in name)' % origin
+        if not same_version(pk, dist.version, item.version):
+            return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
+        info = (dist.direct_url or {}).get('dir_info') if isinstance(dist.direct_url, dict) else None
+        if isinstance(info, dict) and info.get('editable'):
+            return 'installed %s %s is an editable install; %s is not editable' % (dist.name, dist.version, origin)
+        return item.requires, item.provides_extra
+    if item.kind == 'editable':
+        if item.vcs:
+            return '%s: editable VCS installs are always handed to pip' % item.text
+        if not _direct_url_matches(item, dist.direct_url):
+            return 'installed %s %s is not an editable install of %s' % (dist.name, dist.version, origin)
+        if item.requires is None:
+            return '%s: an editable project whose dependencies are not static (pip decides)' % origin
+        if item.version and not same_version(pk, dist.version, item.version):
+            return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
+        return item.requires, item.provides_extra
+    if item.kind == 'vcs':
+        if not item.rev or COMMIT.match(item.rev) is None:
+            return '%s: a branch, tag or default branch may have moved (pin a full commit hash to decide offline)' \
+                % item.text
+        if not _direct_url_matches(item, dist.direct_url):
+            return 'installed %s %s is not from %s' % (dist.name, dist.version, item.text)
+        return None, None
+    if item.kind == 'archive':
+        if not _direct_url_matches(item, dist.direct_url):
+            return 'installed %s %s was not installed from %s' % (dist.name, dist.version, origin)
+        return None, None
+    return '%s: cannot be decided offline' % item.text
+
+
+def _with_hash(item, sha256):
+    clone = Item(item.kind, item.text, item.origin, name=item.name, version=item.version, path=item.path,
+                 url=(item.url or 'file://' + item.path).split('#', 1)[0] + '#sha256=' + sha256)
+    return clone
+
+
+def _resolve(pk, item, probe, decision, via=''):
+    """Check one item; return (dist, extras, requires, provides_extra) to walk, or None (decision.need)."""
     dists = probe.dists
     if item.kind == 'req':
         dist = dists.get(item.name)
         if dist is None:
-            decision.need('%s is not installed' % item.text)
+            decision.need('%s%s is not installed' % (item.text, via))
             return None
-        if item.req.url is None and not version_satisfies(pk, dist.version, item.req.specifier):
-            decision.need('installed %s %s does not satisfy %s' % (dist.name, dist.version, item.text))
+        if not version_satisfies(pk, dist.version, item.req.specifier):
+            decision.need('installed %s %s does not satisfy %s%s' % (dist.name, dist.version, item.text, via))
             return None
-        return dist, item.extras
-    if item.kind in ('file', 'dir'):
-        # A wheel/sdist file or a project directory: exactly the name and version it provides.
-        origin = item.text if item.kind == 'file' else item.path
-        if item.kind == 'dir' and (not item.name or not item.version):
-            decision.need('%s: a project directory without static name and version (give them in name)' % item.text)
-            return None
+        return dist, item.extras, None, None
+    if item.name:
         dist = dists.get(pk.canonicalize_name(item.name))
-        if dist is None:
-            decision.need('%s %s (%s%s) is not installed'
-                          % (item.name, item.version, 'from ' if item.kind == 'dir' else '', origin))
-            return None
-        if not same_version(pk, dist.version, item.version):
-            decision.need('installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin))
-            return None
-        return dist, item.extras
-    if item.kind in ('vcs', 'archive', 'editable'):
-        if item.kind == 'editable' and item.vcs:
-            decision.need('%s: editable VCS installs are always handed to pip' % item.text)
-            return None
-        if item.name:
-            dist = dists.get(item.name)
-            if dist is None or not _direct_url_matches(item, dist.direct_url):
-                decision.need('%s is not installed from %s' % (item.name, item.text))
-                return None
+    elif item.kind in ('vcs', 'archive', 'editable'):
+        dist = _find_by_direct_url(probe, item)
+    else:
+        dist = None
+    if dist is None:
+        if item.kind == 'dir' and not item.version:
+            decision.need('%s: a project directory without static name and version (give them in name)' % item.text)
+        elif item.name:
+            version = (' ' + item.version) if item.version else ''
+            where = ' (%s)%s' % (item.path or item.url or item.text, via)
+            decision.need('%s%s%s is not installed' % (item.name, version, where))
         else:
-            dist = _find_by_direct_url(probe, item)
-            if dist is None:
-                decision.need('nothing installed from %s' % item.text)
-                return None
-        return dist, item.extras
-    decision.need('%s: cannot be decided offline' % item.text)
-    return None
+            decision.need('nothing installed from %s%s' % (item.text, via))
+        return None
+    found = _artifact(pk, item, dist)
+    if isinstance(found, str):
+        decision.need(found + via)
+        return None
+    return dist, item.extras, found[0], found[1]
 
 
-def decide_present(pk, probe, items, constraint_items=(), no_deps=False):
+def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_dir=None):
     """Decision for state=present. `items` are pip_requirements.Item objects."""
     decision = Decision()
     markers = probe.markers
     constraints = index_constraints(pk, constraint_items)
     parsed = {}
+    overrides = {}  # key -> (requires, provides_extra) of the artifact pip would use instead of the installed copy
 
     def requirement(text):
         req = parsed.get(text)
@@ -252,25 +357,31 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False):
         if not marker_applies(item.marker, markers):
             decision.ignored.append(item.text)
             continue
-        found = _top_level(pk, item, probe, decision)
+        found = _resolve(pk, item, probe, decision)
         if found is None:
             continue
-        dist, extras = found
-        queue.append((dist, _extra_variants(pk, extras), 'requested'))
+        dist, extras, requires, provides = found
+        if requires is not None:
+            overrides[dist.key] = (requires, provides)
+        queue.append((dist, _extra_variants(pk, extras)))
 
     walked = {}  # key -> extras already expanded ('' = the unconditional requirements)
     while queue:
-        dist, extras, _via = queue.pop()
+        dist, extras = queue.pop()
         if dist.key not in walked:
             walked[dist.key] = set()
             decision.checked += 1
-            problem = _constraint_problem(pk, dist, constraints, markers)
+            problem, override = _constraint_problem(pk, dist, constraints, markers)
             if problem:
                 decision.need(problem)
                 walked[dist.key].update(('',) + tuple(extras))
                 continue
+            if override is not None and override[0] is not None:
+                overrides[dist.key] = override
+        requires, provides = overrides.get(dist.key, (dist.requires, None))
+        provides = set(pk.canonicalize_name(e) for e in provides) if provides is not None else dist.provides_extra
         # Like pip: an extra the distribution does not declare (Provides-Extra) is ignored.
-        extras = tuple(e for e in extras if pk.canonicalize_name(e) in dist.provides_extra)
+        extras = tuple(e for e in extras if pk.canonicalize_name(e) in provides)
         todo = set(('',) + tuple(extras)) - walked[dist.key]
         if not todo:
             continue
@@ -278,7 +389,7 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False):
         if no_deps:
             continue
         todo_extras = tuple(sorted(e for e in todo if e))
-        for text in dist.requires:
+        for text in requires:
             req = requirement(text)
             if req is False:
                 decision.need('%s %s declares an unreadable requirement %r' % (dist.name, dist.version, text))
@@ -287,17 +398,32 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False):
                 continue
             key = pk.canonicalize_name(req.name)
             dep = probe.dists.get(key)
+            via = ' (required by %s %s)' % (dist.name, dist.version)
             if dep is None:
-                decision.need('%s (required by %s %s) is not installed' % (short(req), dist.name, dist.version))
+                decision.need('%s%s is not installed' % (short(req), via))
                 continue
-            if req.url is None and not version_satisfies(pk, dep.version, req.specifier):
-                decision.need('installed %s %s does not satisfy %s (required by %s %s)' % (
-                    dep.name, dep.version, short(req), dist.name, dist.version))
-                continue
+            if req.url is None:
+                if not version_satisfies(pk, dep.version, req.specifier):
+                    decision.need('installed %s %s does not satisfy %s%s' % (dep.name, dep.version, short(req), via))
+                    continue
+            else:
+                try:
+                    item = link_item(pk, text, 'Requires-Dist of %s' % dist.name, req.url, None, req=req, name=key,
+                                     extras=req.extras)
+                except RequirementError as exc:
+                    decision.need('%s%s: %s' % (short(req), via, exc))
+                    continue
+                found = _artifact(pk, item, dep)
+                if isinstance(found, str):
+                    decision.need(found + via)
+                    continue
+                if found[0] is not None and overrides.get(key) != found:
+                    overrides[key] = found
+                    walked.pop(key, None)
             dep_extras = _extra_variants(pk, req.extras)
             seen = walked.get(key)
             if seen is None or set(('',) + dep_extras) - seen:
-                queue.append((dep, dep_extras, dist.key))
+                queue.append((dep, dep_extras))
     return decision
 
 
@@ -307,34 +433,68 @@ def canonical_pattern(pattern):
 
 
 def split_pattern(pattern):
-    """'nvidia-*' -> ('nvidia-*', None); 'torch==*+cu*' -> ('torch', '*+cu*')."""
-    if '==' in pattern:
-        name, version = pattern.split('==', 1)
-        return canonical_pattern(name), version.strip()
-    return canonical_pattern(pattern), None
+    """'nvidia-*' -> ('nvidia-*', None, None); 'torch!=*+rocm*' -> ('torch', '!=', '*+rocm*')."""
+    for op in ('==', '!='):
+        if op in pattern:
+            name, version = pattern.split(op, 1)
+            return canonical_pattern(name), op, version.strip()
+    return canonical_pattern(pattern), None, None
 
 
-def is_pattern(text):
-    return bool(_GLOB.search(text))
+def is_pattern(pk, text):
+    """A glob (state=absent, forbid) rather than a requirement: '*', '?', or '[' that is not an extra."""
+    if '*' in text or '?' in text:
+        return True
+    if '[' in text:
+        try:
+            pk.Requirement(text)
+        except pk.InvalidRequirement:
+            return True
+    return False
 
 
 def matches_pattern(key, version, pattern):
-    name_glob, version_glob = split_pattern(pattern)
+    """name glob, optionally ==version-glob (forbidden when it matches) or !=version-glob (when it does not)."""
+    name_glob, op, version_glob = split_pattern(pattern)
     if not fnmatch.fnmatchcase(key, name_glob):
         return False
-    return version_glob is None or fnmatch.fnmatchcase(version or '', version_glob)
+    if op is None:
+        return True
+    hit = fnmatch.fnmatchcase(version or '', version_glob)
+    return hit if op == '==' else not hit
 
 
 def matching_patterns(key, version, patterns):
     return [p for p in patterns if matches_pattern(key, version, p)]
 
 
+# Removing these breaks every later pip call (or every build) in the venv.
+PROTECTED = ('pip', 'setuptools', 'wheel')
+
+
+def check_absent_request(pk, patterns, items):
+    """Refuse state=absent of pip, and of a pattern that matches pip, setuptools or wheel (or everything)."""
+    for pattern in patterns:
+        name_glob = split_pattern(pattern)[0]
+        hits = [name for name in PROTECTED if fnmatch.fnmatchcase(name, name_glob)]
+        if hits:
+            raise ValueError('state=absent pattern %r matches %s: refusing, removing %s breaks the venv. Name the '
+                             'distributions to remove, or narrow the pattern'
+                             % (pattern, ', '.join(hits), ' and '.join(hits)))
+    for item in items:
+        if item.name and pk.canonicalize_name(item.name) == 'pip':
+            raise ValueError('%s: state=absent of pip is refused: every later pip call in the venv would fail'
+                             % item.origin)
+
+
 def plan_absent(pk, probe, items, patterns=()):
     """Installed distributions to remove for state=absent (sorted by name).
 
-    items: Items naming distributions (a version specifier or file version narrows the match);
-    patterns: fnmatch globs on the normalized name, optionally `glob==versionglob`.
+    items: Items naming distributions (a version specifier or file version narrows the match; extras
+    are ignored, as pip uninstall ignores them); patterns: fnmatch globs on the normalized name,
+    optionally with ==version-glob or !=version-glob.
     """
+    check_absent_request(pk, patterns, items)
     remove = {}
     for item in items:
         if not marker_applies(item.marker, probe.markers):

@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What pip did (before/after sets, diff) and why it failed (pip's output, classified)."""
+"""What pip did (before/after sets, diff) and what its failure output says (conflicts, builds)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -72,32 +72,6 @@ _CONSTRAINT_CAUSE = re.compile(r'^The user requested \(constraint\) (?P<req>.+)$
 _USER_CAUSE = re.compile(r'^The user requested (?P<req>[^(].*)$')
 _DEPENDS_CAUSE = re.compile(r'^(?P<name>\S+) (?P<version>\S+) depends on (?P<req>.+)$')
 
-_PATTERNS = {
-    'conflict': re.compile(r'ResolutionImpossible|conflicting dependencies|The conflict is caused by'),
-    'hash_mismatch': re.compile(r'THESE PACKAGES DO NOT MATCH THE HASHES'),
-    'build_failed': re.compile(r'Failed building wheel|subprocess-exited-with-error|metadata-generation-failed'
-                               r'|Failed to build '),
-    'network': re.compile(r'NewConnectionError|Failed to establish a new connection|Max retries exceeded'
-                          r'|Could not fetch URL|Temporary failure in name resolution|ConnectTimeoutError'
-                          r'|ReadTimeoutError|SSLError|ProxyError'),
-    'not_found': re.compile(r'No matching distribution found for|Could not find a version that satisfies the requirement'),
-    'not_installable': re.compile(r'is not installable|Could not open requirements file|does not exist'),
-    'externally_managed': re.compile(r'externally-managed-environment'),
-    'no_pip': re.compile(r'No module named pip'),
-}
-# Order matters: a "not found" caused by an unreachable index is a network failure.
-_ORDER = ('conflict', 'hash_mismatch', 'build_failed', 'network', 'not_found', 'not_installable',
-          'externally_managed', 'no_pip')
-
-
-def classify_failure(stdout, stderr):
-    """A short category for a failed pip run, or 'pip_error'."""
-    text = '%s\n%s' % (stdout or '', stderr or '')
-    for category in _ORDER:
-        if _PATTERNS[category].search(text):
-            return category
-    return 'pip_error'
-
 
 def conflict_causes(stdout, stderr=''):
     """The lines under pip's 'The conflict is caused by:' (stripped), in order."""
@@ -115,15 +89,6 @@ def conflict_causes(stdout, stderr=''):
             causes.append(follow.strip())
         break
     return causes
-
-
-def error_lines(stdout, stderr):
-    """pip's ERROR: lines, in order, without duplicates."""
-    out = []
-    for line in ('%s\n%s' % (stdout or '', stderr or '')).splitlines():
-        if line.startswith('ERROR:') and line not in out:
-            out.append(line)
-    return out
 
 
 def subprocess_output(stdout, stderr, lines=15):

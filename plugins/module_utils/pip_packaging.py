@@ -50,11 +50,15 @@ def _from_pip_vendor(site_dir):
     # pip/_vendor/__init__.py are import-light, and old vendored copies (packaging 21.x) import
     # pip._vendor.pyparsing by absolute name, so the package must be importable as `pip`.
     sys.path.insert(0, site_dir)
+    # The module's interpreter is not the venv's: leave no __pycache__ of its own in the venv's pip.
+    saved_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
     try:
         mods = [importlib.import_module('pip._vendor.packaging.' + part)
                 for part in ('version', 'specifiers', 'requirements', 'markers', 'utils')]
     finally:
         sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_bytecode
     return Packaging(mods[0], mods[1], mods[2], mods[3], mods[4], os.path.dirname(os.path.abspath(mods[0].__file__)))
 
 
@@ -62,7 +66,8 @@ def load_packaging(fallback_site_dirs=(), prefer_module=True):
     """Return a Packaging, or None when neither the module's nor a vendored copy imports.
 
     fallback_site_dirs: the venv's site-packages directories (from the probe), searched for
-    pip/_vendor/packaging when the module interpreter has no `packaging`.
+    pip/_vendor/packaging when the module interpreter has no `packaging`; a pip wheel (ensurepip's
+    bundled copy) works too, imported from the zip.
     """
     if prefer_module:
         try:
@@ -70,7 +75,9 @@ def load_packaging(fallback_site_dirs=(), prefer_module=True):
         except ImportError:
             pass
     for site_dir in fallback_site_dirs:
-        if not site_dir or not os.path.isfile(os.path.join(site_dir, 'pip', '_vendor', 'packaging', '__init__.py')):
+        wheel = site_dir and site_dir.endswith('.whl') and os.path.isfile(site_dir)  # ensurepip's bundled pip
+        if not wheel and (not site_dir or not os.path.isfile(
+                os.path.join(site_dir, 'pip', '_vendor', 'packaging', '__init__.py'))):
             continue
         try:
             return _from_pip_vendor(site_dir)
@@ -97,11 +104,14 @@ def load_toml_loads(fallback_site_dirs=()):
         if not site_dir or not os.path.isfile(os.path.join(site_dir, 'pip', '_vendor', 'tomli', '__init__.py')):
             continue
         saved_path = list(sys.path)
+        saved_bytecode = sys.dont_write_bytecode
         sys.path.insert(0, site_dir)
+        sys.dont_write_bytecode = True
         try:
             return importlib.import_module('pip._vendor.tomli').loads
         except Exception:  # pylint: disable=broad-except
             continue
         finally:
             sys.path[:] = saved_path
+            sys.dont_write_bytecode = saved_bytecode
     return None

@@ -12,26 +12,47 @@ module: pip_constrained
 short_description: Install Python distributions into a venv with constraints, honestly
 version_added: 0.1.0
 description:
-  - Runs the venv's own C(<venv>/bin/python -m pip), with every constraints file passed as C(-c).
+  - Runs the venv's own C(<venv>/bin/python -m pip), with every constraints file passed as C(--constraint).
   - First reads the installed distributions with one run of the venv's python (C(importlib.metadata),
     plus the venv's marker environment) and decides B(offline), with C(packaging), whether anything
     must change. If nothing must, it returns C(changed=false) without starting pip and without network.
-  - "Rules of that decision (O(state=present)): an item whose environment marker is false for the
-    venv's python is ignored; C(name) or C(name<specifier>) is satisfied by an installed version that
-    satisfies the specifier (PEP 440; an unpinned name by any version); a pin with a local version
-    label is exact, so C(torch==2.12.0+rocm7.15.0a20260720) is B(not) satisfied by C(2.12.0+cpu);
-    a wheel or sdist given by path or URL is satisfied by exactly the name and version in its file
-    name; VCS and other direct URLs are matched against the PEP 610 C(direct_url.json) pip records
-    (same repository and requested revision or commit); unless O(no_deps), the whole dependency
-    closure of the requested items (installed C(Requires-Dist), extras and markers evaluated for the
-    venv) must be installed and satisfied, and every distribution in it must satisfy the constraints
-    files. Anything that cannot be decided offline (for example an editable VCS install) hands over to pip."
+  - "The offline decision reads every request as pip reads it (requirements files with byte-order marks,
+    C(\\) continuations, comments and C(${VAR}) expanded from the environment pip receives; markers, an
+    empty marker, extras, C(%2B) in wheel URLs) and answers B(satisfied) only when pip would change nothing:
+    a C(name<specifier>) is satisfied by an installed version inside the specifier (PEP 440, installed
+    pre-releases count, a pin with a local version label is exact: C(torch==2.12.0+rocm7.15.0a20260720) is
+    B(not) satisfied by C(2.12.0+cpu)); unless O(no_deps), the whole dependency closure (Requires-Dist,
+    extras and markers evaluated for the venv) must be installed and satisfied and inside the constraints files."
+  - "Anything given by path or URL is judged as the artifact pip would install: a local wheel by its name,
+    version and its own C(Requires-Dist) (read from the file); a local sdist only when it is installed from that
+    very file (sha256 recorded in the PEP 610 C(direct_url.json)); a remote archive only when installed from that
+    URL; a VCS URL only when installed from that repository at that commit (pin a full commit hash; a branch or
+    tag may have moved); a project directory by its known version and its static dependencies; an editable project
+    only when installed editable from that directory with static dependencies. Whatever cannot be decided
+    offline is answered B(not satisfied), and pip decides."
+  - "Deliberate differences from pip's own plan, none of which can leave a wrong environment: pip reinstalls a
+    local directory, an editable project or a local sdist even at the same version, which is not counted as a
+    change here when it is the same artifact; pip keeps a same-version install for a remote wheel, another VCS
+    commit, a branch or tag, or a URL it was not installed from (resolving only the link's dependencies), which
+    hands over to pip here. A differential test runs a generated corpus of several hundred
+    requests over several venv states through this decision and through C(pip install --dry-run --report)."
   - When something must change, pip runs and the installed set is read again; C(changed) is the real
     before/after difference, never pip's wording.
   - With O(forbid) or in check mode, pip first runs C(pip install --dry-run --report); O(forbid) is
     checked on that plan before anything is installed. Check mode returns that plan and installs nothing.
   - A resolver conflict fails with pip's reason and a sentence naming the constrained distributions
     the install would have replaced; the installed set is read again to prove the venv is unchanged.
+  - "A failure is classified from pip's own output and its debug log (C(pip --log)): V(dns), V(refused),
+    V(reset), V(timeout), V(http) (with the status), V(tls), V(proxy), V(not_found), V(conflict), V(forbidden),
+    V(build_failed) and others. The message's first line names the class, the index host and the fix, the
+    second quotes pip's decisive line; the full output goes to O(log_path). Transient failures (V(reset),
+    V(timeout), HTTP 5xx/429) are retried O(retries) times with exponential backoff from O(retry_delay);
+    each retry is logged. pip's own silent retries are turned off (C(--retries 0)) so that every retry shows."
+  - "Safety: a O(name) entry is a requirement (validated with C(packaging)), an existing path or a URL, never an
+    option: an entry starting with C(-) is refused before pip runs, option values are attached with C(=) and the
+    requirements follow C(--). O(venv) must be a virtual environment (C(pyvenv.cfg)), never a bare Python prefix.
+    Credentials in index URLs (C(https://user:token@host)) are redacted as pip redacts them (C(user:****@host))
+    in return values, messages, the diff and the log, which is created with mode C(0640)."
   - "Where C(packaging) comes from: the module interpreter's own C(packaging) if it imports; otherwise the
     pure-Python copy that pip vendors in the venv (C(<site-packages>/pip/_vendor/packaging)), so target
     nodes whose system python lacks C(packaging) (for example Ubuntu 22.04's python3.10) still work."
@@ -41,7 +62,12 @@ attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
-    details: Check mode runs pip only as C(--dry-run) and only when something must change.
+    details:
+      - Check mode runs pip only as C(--dry-run) and only when something must change; RV(plan_exact) says whether
+        the plan is pip's own resolution.
+      - For a venv that does not exist yet, O(plan_python) plans with that interpreter in a scratch venv; O(prior_plan)
+        plans for the venv as earlier tasks of the run would leave it; O(prior_changes) turns a plan that cannot be
+        resolved yet into an inexact plan with a warning.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
@@ -49,34 +75,39 @@ attributes:
 options:
   venv:
     description:
-      - Path of an existing virtual environment. Its C(bin/python) runs the probe and pip.
+      - Path of a virtual environment (it must have C(pyvenv.cfg)). Its C(bin/python) runs the probe and pip.
+      - A directory without C(pyvenv.cfg) is refused before pip runs (installing into the interpreter it points at
+        would change a Python prefix that is not the venv).
     type: path
     required: true
   name:
     description:
       - Requirements to install (O(state=present) or O(state=forcereinstall)) or remove (O(state=absent)).
       - Each entry is a PEP 508 requirement (C(torch==2.12.0+rocm7.15.0a20260720), C(huggingface_hub[cli])),
-        a path or URL to a wheel or sdist, or a VCS URL (C(name @ git+https://...@rev)).
+        a path or URL to a wheel or sdist, a project directory, or a VCS URL (C(name @ git+https://...@commit)).
+        An entry starting with C(-) is refused (options have options of their own, or go into O(extra_args)).
       - With O(state=absent), entries are distribution names, optionally with a version specifier that
-        narrows the match, or fnmatch patterns on the normalized name (C(nvidia-cutlass-dsl*),
-        C(triton==3.7.0)); a version specifier is never passed to C(pip uninstall).
+        narrows the match, or fnmatch patterns on the normalized name with C(*) or C(?) (C(nvidia-cutlass-dsl*),
+        optionally C(==version-glob) or C(!=version-glob)); a version specifier is never passed to C(pip uninstall).
+        C(pip) and a pattern that matches C(pip), C(setuptools) or C(wheel) (such as C(*)) are refused.
       - With O(src), O(name) instead says what the source tree provides (for example
         C(primus-turbo==0.2.0+edc8d2c)); it is used for the idempotence decision and not passed to pip.
     type: list
     elements: str
   requirements:
     description:
-      - A requirements file passed to pip as C(-r). Nested C(-r) and C(-c) files are read for the decision too;
-        relative paths inside it follow pip's rules.
+      - A requirements file passed to pip as C(--requirement). Nested C(-r) and C(-c) files are read for the decision
+        too; relative paths inside it follow pip's rules.
     type: path
   src:
     description:
       - A local source tree (directory) to install, passed to pip as a path.
       - "Idempotence: the tree is considered installed when a distribution with its name and exactly its
-        version is installed. Name and version come from, in this order: O(name) (what the caller says
-        the tree provides); a static C([project]) name and version in C(pyproject.toml); a C(PKG-INFO) at
-        the root; else pip prepares the tree's metadata once (C(pip install --dry-run --report --no-deps),
-        offline with C(--no-index) when O(no_build_isolation) is set)."
+        version is installed (and, when its C(pyproject.toml) declares them statically, its dependencies are
+        satisfied). Name and version come from, in this order: O(name) (what the caller says the tree provides);
+        a static C([project]) name and version in C(pyproject.toml); a C(PKG-INFO) at the root; else pip prepares
+        the tree's metadata once (C(pip install --dry-run --report --no-deps), offline with C(--no-index) when
+        O(no_build_isolation) is set)."
       - A changed source tree with an unchanged version is not detected; give the version a commit
         label or use O(state=forcereinstall).
     type: path
@@ -87,13 +118,13 @@ options:
     type: path
   constraints:
     description:
-      - Constraints files, each passed as C(-c). They also take part in the offline decision.
+      - Constraints files, each passed as C(--constraint). They also take part in the offline decision.
     type: list
     elements: path
     default: []
   index_url:
     description:
-      - Base URL of the package index (C(--index-url)).
+      - Base URL of the package index (C(--index-url)). Credentials in it are redacted everywhere.
     type: str
   extra_index_urls:
     description:
@@ -132,6 +163,7 @@ options:
     description:
       - Environment variables for pip and the builds it runs (for example C(MAX_JOBS), C(GPU_ARCHS)).
         Applied last, so C(PIP_*) variables given here are kept even when O(use_pip_config=false).
+      - C(${VAR}) in requirements and constraints files is expanded from this same environment, as pip expands it.
     type: dict
     default: {}
   state:
@@ -145,8 +177,10 @@ options:
     default: present
   forbid:
     description:
-      - Distributions that must not be present afterwards, as fnmatch patterns on the normalized name,
-        optionally with a version pattern (C(nvidia-*), C(torch==*+cu*)).
+      - Distributions that must not be present afterwards. Each entry is an fnmatch pattern on the normalized
+        name (C(nvidia-*-cu1[0-9]), C(nvidia-cublas*)), optionally followed by C(==version-glob) (forbidden when the
+        version matches, for example C(torch==*+cu*)) or C(!=version-glob) (forbidden when it does B(not) match, for
+        example C(torch!=*+rocm*), any torch without a ROCm local label).
       - Checked on pip's dry-run plan before anything is installed, and on distributions already installed.
         A hit fails, names the distribution and what requires it, and leaves the venv untouched.
     type: list
@@ -154,7 +188,9 @@ options:
     default: []
   log_path:
     description:
-      - File to which the command line and full output of every pip run are appended (not in check mode).
+      - File to which the command line and full output of every pip run are appended (not in check mode), with
+        pip's decisive debug lines and every retry. Created with mode C(0640) (its directory C(0750)); an existing
+        file loses any permission for others.
     type: path
   use_pip_config:
     description:
@@ -169,11 +205,50 @@ options:
     default: false
   extra_args:
     description:
-      - Extra arguments appended to C(pip install) (for example C(--no-cache-dir), C(--use-pep517), C(-v)).
+      - Extra options appended to C(pip install) (for example C(--no-cache-dir), C(--use-pep517), C(-v)).
         They do not take part in the offline decision.
+      - Every entry must be an option (start with C(-); give values as C(--option=value)). Options that install
+        elsewhere (C(--target), C(--prefix), C(--root), C(--user)) or that this module sets itself (indexes,
+        requirements, constraints, C(--upgrade), C(--dry-run), C(--report), C(--log), C(--retries), ...) are refused.
     type: list
     elements: str
     default: []
+  retries:
+    description:
+      - How many times a transient failure (connection reset, timeout, HTTP 5xx or 429) is retried before the
+        task fails. Each retry is logged with its class and host.
+    type: int
+    default: 3
+  retry_delay:
+    description:
+      - Seconds before the first retry; each further retry waits twice as long (at most 60 seconds).
+    type: float
+    default: 5.0
+  plan_python:
+    description:
+      - Check mode only, when O(venv) does not exist yet (an earlier task would create it) - the interpreter
+        the venv would be created from.
+      - If it has pip (or C(ensurepip)'s bundled pip), the module plans in a scratch venv made from it, holding
+        what the new venv would hold, with pip isolated exactly as in a real run, and returns that plan as exact.
+        Otherwise the plan lists the requested items only (RV(plan_exact=false)) with a warning saying why.
+    type: path
+  prior_plan:
+    description:
+      - Check mode only - what earlier tasks of this run would have installed into O(venv) (their RV(plan)
+        entries, or C(name==version) strings). The dry-run then runs in a scratch venv that holds the venv's
+        installed distributions plus these, so the plan is the one the real run will see.
+      - Ignored outside check mode.
+    type: list
+    elements: raw
+    default: []
+  prior_changes:
+    description:
+      - Check mode only - earlier tasks of this run would have changed O(venv) in ways O(prior_plan) does not
+        describe. A dry-run that then fails to resolve (not found, conflict) is returned as an inexact plan with
+        a warning naming what could not be known, instead of failing.
+      - Ignored outside check mode.
+    type: bool
+    default: false
 notes:
   - The installed set is what the venv's python sees in isolated mode (C(python -I)); C(PYTHONPATH) and
     the user site are not part of it.
@@ -195,7 +270,7 @@ EXAMPLES = r'''
       - torchvision==0.27.0+rocm7.15.0a20260720
     index_url: https://rocm.nightlies.amd.com/whl-multi-arch
     pre: true
-    forbid: ['nvidia-*']
+    forbid: ['nvidia-*-cu1[0-9]', 'nvidia-cublas*', 'torch!=*+rocm*', 'triton!=*+*rocm*']
     log_path: "{{ primus_base }}/logs/torch.log"
 
 - name: Install Python dependencies without letting pip swap the pinned torch
@@ -203,7 +278,7 @@ EXAMPLES = r'''
     venv: "{{ primus_base }}/venv"
     name: [datasets==3.6.0, transformers==4.55.0, "huggingface_hub[cli]"]
     constraints: ["{{ primus_base }}/pip-constraints.txt"]
-    forbid: ['nvidia-*']
+    forbid: ['nvidia-*-cu1[0-9]', 'torch!=*+rocm*']
 
 - name: Build and install Primus-Turbo from a checkout, no deps, against the venv's torch
   primus.trainenv.pip_constrained:
@@ -222,6 +297,22 @@ EXAMPLES = r'''
     venv: "{{ primus_base }}/venv"
     name: ['quack-kernels*', 'nvidia-cutlass-dsl*']
     state: absent
+
+- name: Plan (check mode) for a venv an earlier task would create, then for what the first install leaves
+  block:
+    - name: Front-end pins
+      primus.trainenv.pip_constrained:
+        venv: "{{ primus_base }}/venv"
+        name: [pip==26.3, setuptools==75.1.0]
+        plan_python: /usr/bin/python3.12
+      register: frontend
+    - name: Packages that need the front-end
+      primus.trainenv.pip_constrained:
+        venv: "{{ primus_base }}/venv"
+        name: [cxxfilt==0.3.0]
+        plan_python: /usr/bin/python3.12
+        prior_plan: "{{ frontend.plan | default([]) }}"
+        prior_changes: "{{ frontend is changed }}"
 '''
 
 RETURN = r'''
@@ -257,10 +348,19 @@ plan:
     - What pip would install (check mode) or planned in its dry-run, with the installed version and the
       action (V(install), V(upgrade), V(downgrade), V(replace) for another local label, V(reinstall));
       for O(state=absent), the distributions to remove (action V(remove)).
+    - In an inexact plan (RV(plan_exact=false)) the entries are the requested items, with C(version) only where
+      the request pins one exactly, and C(requirement) the request as given.
+    - Usable as O(prior_plan) of a later task.
   returned: when a plan was computed
   type: list
   elements: dict
   sample: [{"name": "torch", "version": "2.12.0+rocm7.15.0a20260720", "installed": "2.12.0+cpu", "action": "replace", "requested": true}]
+plan_exact:
+  description:
+    - Whether RV(plan) is pip's own resolution (true) or only the requested items (false, with a warning saying
+      what could not be known).
+  returned: when a plan was computed
+  type: bool
 added:
   description: Distributions that were not installed before (in check mode, would be).
   returned: always
@@ -299,25 +399,38 @@ src_project:
   type: dict
   sample: {"name": "primus-turbo", "version": "0.2.0+edc8d2c", "source": "name"}
 cmd:
-  description: The last pip command that ran (empty when pip did not run).
+  description: The last pip command that ran (empty when pip did not run), credentials redacted.
   returned: always
   type: list
   elements: str
 commands:
-  description: Every pip command that ran, in order.
+  description: Every pip command that ran, in order (retries included), credentials redacted.
   returned: always
   type: list
   elements: list
+retried:
+  description: Each retry of a transient failure - the failure class, the host, pip's decisive line, the delay.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"class": "http", "status": 503, "host": "pypi.example:443", "delay": 5.0, "decisive": "Could not fetch URL ..."}]
 output_tail:
   description: The last lines of the last pip run's output (the full output goes to O(log_path)).
   returned: always
   type: str
 failure:
   description:
-    - On failure, a category such as V(conflict), V(forbidden), V(not_found), V(network), V(build_failed),
-      V(hash_mismatch), V(not_installable), V(bad_request), V(pip_too_old) or V(pip_error).
+    - On failure, its class - V(dns), V(refused), V(reset), V(timeout), V(http), V(tls), V(proxy), V(not_found),
+      V(conflict), V(forbidden), V(build_failed), V(hash_mismatch), V(not_installable), V(bad_request),
+      V(not_a_venv), V(pip_too_old) or V(pip_error).
   returned: failure
   type: str
+failure_detail:
+  description: On a pip failure, the class, the host, the HTTP status, pip's decisive line and whether it was transient.
+  returned: failure
+  type: dict
+  sample: {"class": "dns", "host": "nonexistent.invalid", "status": null, "transient": false,
+           "decisive": "Could not fetch URL https://nonexistent.invalid/simple/einops/: connection error: Failed to resolve ..."}
 conflict:
   description: On a resolver conflict, pip's cause lines and the constrained distributions involved.
   returned: failure
@@ -329,28 +442,41 @@ forbidden:
   elements: dict
 '''
 
+import json
 import os
 import shlex
+import stat
+import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
-    install_args, pip_environ, uninstall_args)
+    check_extra_args, install_args, pip_environ, uninstall_args)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
-    decide_present, is_pattern, plan_absent)
+    check_absent_request, decide_present, is_pattern, plan_absent)
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_outcome import (
-    any_change, classify_failure, compare, conflict_causes, diff_lines, error_lines, explain_conflict,
-    resolver_warnings, subprocess_output, summary, tail)
+    any_change, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings, subprocess_output,
+    summary, tail)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import (
     load_packaging, load_toml_loads)
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_plan import (
+    PLAN_PROBE, planned_venv, prior_entries, requested_plan, write_fake_dists)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import (
-    ProbeError, parse_probe, probe_command)
+    Dist, ProbeError, parse_probe, probe_command)
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_redact import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
-    Item, RequirementError, classify, read_requirements_file, static_project_identity)
+    RequirementError, check_name_entry, classify as classify_item, read_request)
+
+LOG_MODE = 0o640
+LOG_DIR_MODE = 0o750
+MAX_RETRY_DELAY = 60.0
+# A dry-run that fails with one of these may only lack what earlier tasks would have installed.
+UNRESOLVED = ('not_found', 'conflict')
 
 
 class PipConstrained(object):
@@ -363,16 +489,46 @@ class PipConstrained(object):
         self.commands = []
         self.last_cmd = []
         self.last_output = ''
+        self.retried = []
         self.result = {
             'changed': False, 'venv': self.venv, 'satisfied': False, 'reasons': [],
             'added': [], 'removed': [], 'upgraded': [], 'downgraded': [], 'replaced': [], 'reinstalled': [],
-            'cmd': [], 'commands': self.commands, 'output_tail': '',
+            'cmd': [], 'commands': self.commands, 'retried': self.retried, 'output_tail': '',
         }
         self.pk = None
         self.probe = None
         self.constraint_items = []
+        self.redact = Redactor()
+        self.base_dir = self.params['chdir'] or os.getcwd()
+        self.pip_python = self.python   # what runs pip (a scratch venv's python when planning)
+        self.pip_pythonpath = None
+        self.debug_count = 0
+
+    # ---- results ---------------------------------------------------------------------------
+
+    def exit(self, **extra):
+        self.module.no_log_values.update(self.redact.secrets)
+        result = dict(self.result)
+        result.update(extra)
+        self.module.exit_json(**self.redact(result))
+
+    def fail(self, msg, **extra):
+        self.module.no_log_values.update(self.redact.secrets)
+        result = dict(self.result)
+        result['cmd'] = self.last_cmd
+        result['output_tail'] = tail(self.last_output)
+        result.update(extra)
+        self.module.fail_json(msg=self.redact.text(msg), **self.redact(result))
 
     # ---- running things --------------------------------------------------------------------
+
+    def pip_env(self):
+        env = pip_environ(os.environ, self.params['environment'], self.params['use_pip_config'])
+        if self.pip_pythonpath:
+            env['PYTHONPATH'] = self.pip_pythonpath
+        if self.module.check_mode:
+            env['PYTHONDONTWRITEBYTECODE'] = '1'  # a dry-run leaves no __pycache__ in the venv's pip
+        return env
 
     def run(self, args, pip=True):
         kwargs = {'check_rc': False, 'expand_user_and_vars': False}
@@ -380,7 +536,7 @@ class PipConstrained(object):
             kwargs['cwd'] = self.params['chdir']
         if not pip:
             return self.module.run_command(args, **kwargs)
-        env = pip_environ(os.environ, self.params['environment'], self.params['use_pip_config'])
+        env = self.pip_env()
         saved = dict(os.environ)
         os.environ.clear()
         os.environ.update(env)
@@ -392,43 +548,87 @@ class PipConstrained(object):
         self.commands.append(list(args))
         self.last_cmd = list(args)
         self.last_output = '%s%s' % (out, err)
-        self.log(args, rc, out, err)
         return rc, out, err
 
-    def log(self, args, rc, out, err):
+    def run_pip(self, what, make_args):
+        """Run pip, retrying transient failures. Returns (rc, out, err, Failure or None)."""
+        attempts = max(0, self.params['retries']) + 1
+        delay = max(0.0, self.params['retry_delay'])
+        for attempt in range(1, attempts + 1):
+            self.debug_count += 1
+            debug_path = os.path.join(self.module.tmpdir, 'pip-debug-%d.log' % self.debug_count)
+            args = make_args(debug_path)
+            rc, out, err = self.run(args)
+            debug = _read_and_remove(debug_path)
+            failure = None
+            if rc != 0:
+                failure = classify('%s\n%s' % (out, err), debug, self.index_host())
+            self.log(args, rc, out, err, debug_lines(debug), attempt, attempts)
+            if failure is None or not failure.transient or attempt == attempts:
+                if failure is not None:
+                    failure.attempts = attempt
+                return rc, out, err, failure
+            wait = min(delay * (2 ** (attempt - 1)), MAX_RETRY_DELAY)
+            self.retried.append({'class': failure.category, 'status': failure.status, 'host': failure.host,
+                                 'delay': wait, 'decisive': failure.decisive, 'attempt': attempt})
+            self.log_line('### %s: attempt %d of %d failed [%s] %s; retrying in %.1f s'
+                          % (what, attempt, attempts, failure.label, failure.host or '', wait))
+            time.sleep(wait)
+        raise AssertionError('unreachable')
+
+    def index_host(self):
+        url = self.params['index_url'] or 'https://pypi.org/simple'
+        netloc = url.split('://', 1)[-1].split('/', 1)[0]
+        return netloc.rsplit('@', 1)[-1] or None
+
+    def open_log(self):
         path = self.params['log_path']
         if not path or self.module.check_mode:
-            return
+            return None
+        parent = os.path.dirname(path)
+        if parent and not os.path.isdir(parent):
+            os.makedirs(parent)
+            os.chmod(parent, LOG_DIR_MODE)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, LOG_MODE)
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o007 or mode & 0o020:
+            os.fchmod(fd, mode & LOG_MODE)
+        return os.fdopen(fd, 'a')
+
+    def log_line(self, text):
+        self.append_log(text if text.endswith('\n') else text + '\n')
+
+    def append_log(self, text):
         try:
-            parent = os.path.dirname(path)
-            if parent and not os.path.isdir(parent):
-                os.makedirs(parent)
-            with open(path, 'a') as handle:
-                command = ' '.join(shlex.quote(a) for a in args)
-                handle.write('### %s pip_constrained: %s\n' % (time.strftime('%Y-%m-%dT%H:%M:%S'), command))
-                handle.write(out or '')
-                if err:
-                    handle.write(err if err.endswith('\n') else err + '\n')
-                handle.write('### rc=%s\n' % rc)
+            handle = self.open_log()
+            if handle is None:
+                return
+            with handle:
+                handle.write(self.redact.text(text))
         except (IOError, OSError) as exc:
-            self.module.warn('cannot append to log_path %s: %s' % (path, to_native(exc)))
+            self.module.warn('cannot append to log_path %s: %s' % (self.params['log_path'], to_native(exc)))
 
-    def fail(self, msg, **extra):
-        result = dict(self.result)
-        result['cmd'] = self.last_cmd
-        result['output_tail'] = tail(self.last_output)
-        result.update(extra)
-        self.module.fail_json(msg=msg, **result)
+    def log(self, args, rc, out, err, debug=(), attempt=1, attempts=1):
+        command = ' '.join(shlex.quote(a) for a in args)
+        retry = ' (attempt %d of %d)' % (attempt, attempts) if attempt > 1 else ''
+        lines = ['### %s pip_constrained%s: %s\n' % (time.strftime('%Y-%m-%dT%H:%M:%S'), retry, command), out or '']
+        if err:
+            lines.append(err if err.endswith('\n') else err + '\n')
+        for line in debug:
+            lines.append('pip debug: %s\n' % line)
+        lines.append('### rc=%s\n' % rc)
+        self.append_log(''.join(lines))
 
-    def fail_pip(self, what, rc, out, err, **extra):
-        category = classify_failure(out, err)
-        errors = error_lines(out, err)
-        msg = '%s failed (rc=%s): %s' % (what, rc, ' '.join(errors[-3:]) or tail(out + err, 3))
-        info = {'failure': category, 'rc': rc, 'stdout': tail(out, 60), 'stderr': tail(err, 60)}
+    def fail_pip(self, what, rc, out, err, failure=None, **extra):
+        failure = failure or classify('%s\n%s' % (out, err), '', self.index_host())
+        category = failure.category
+        info = {'failure': category, 'failure_detail': failure.as_dict(), 'rc': rc,
+                'stdout': tail(out, 60), 'stderr': tail(err, 60)}
+        attempts = getattr(failure, 'attempts', 1)
         if category == 'build_failed':
             build = subprocess_output(out, err)
             msg = '%s failed (rc=%s): a build step failed%s' % (what, rc, (': ' + ' | '.join(build[-5:])) if build else '')
-        if category == 'conflict' and self.pk is not None:
+        elif category == 'conflict' and self.pk is not None:
             causes = conflict_causes(out, err)
             sentence, involved = explain_conflict(self.pk, causes, self.constraint_items, self.probe)
             info['conflict'] = {'causes': causes, 'constrained': involved}
@@ -436,11 +636,17 @@ class PipConstrained(object):
                 ': ' + '; '.join(causes) if causes else '')
             if sentence:
                 msg += ' ' + sentence
-        info.update(extra)
-        if not what.startswith('dry-run'):
-            msg += ' ' + self.unchanged_note()
+        elif category in ('dns', 'refused', 'reset', 'timeout', 'http', 'tls', 'proxy', 'not_found'):
+            msg = '%s failed: %s\npip: %s' % (what, advice(failure, attempts), failure.decisive or tail(out + err, 1))
         else:
-            msg += ' Nothing was installed.'
+            msg = '%s failed (rc=%s) [%s]: %s' % (what, rc, category, failure.decisive or tail(out + err, 3))
+        info.update(extra)
+        if what.startswith('dry-run') or what.startswith('reading'):
+            msg += '\nNothing was installed.'
+        else:
+            msg += '\n' + self.unchanged_note()
+        if self.params['log_path'] and not self.module.check_mode:
+            msg += ' Full output: %s' % self.params['log_path']
         self.fail(msg, **info)
 
     def unchanged_note(self):
@@ -456,102 +662,77 @@ class PipConstrained(object):
         self.result['changed'] = True
         return 'The venv changed anyway: %s.' % summary(changes)
 
-    def read_probe(self):
-        rc, out, err = self.run(probe_command(self.python), pip=False)
+    def read_probe(self, python=None):
+        python = python or self.python
+        rc, out, err = self.run(probe_command(python), pip=False)
         if rc != 0:
-            self.module.fail_json(msg='reading the installed distributions of %s failed (rc=%s): %s'
-                                  % (self.venv, rc, tail(err or out, 5)),
-                                  cmd=probe_command(self.python)[:3] + ['<probe>'], rc=rc,
-                                  stdout=tail(out), stderr=tail(err), **self.result)
+            self.fail('reading the installed distributions of %s failed (rc=%s): %s' % (self.venv, rc, tail(err or out, 5)),
+                      cmd=probe_command(python)[:3] + ['<probe>'], rc=rc, stdout=tail(out), stderr=tail(err))
         return parse_probe(out)
 
     # ---- request ----------------------------------------------------------------------------
 
-    def items(self):
-        pk = self.pk
-        items = []
-        constraint_items = []
-        for path in self.params['constraints']:
-            sub_items, sub_constraints = read_requirements_file(pk, path, constraint=True)
-            constraint_items.extend(sub_items + sub_constraints)
-        if self.params['requirements']:
-            sub_items, sub_constraints = read_requirements_file(pk, self.params['requirements'])
-            items.extend(sub_items)
-            constraint_items.extend(sub_constraints)
-        self.constraint_items = constraint_items
-        return items, constraint_items
-
-    def name_items(self):
-        return [classify(self.pk, text, 'name[%d]' % index) for index, text in enumerate(self.params['name'] or [])]
-
-    def src_item(self, name_items):
-        """Item for src with the best known name/version (or None/None to ask pip)."""
-        src = self.params['src']
-        if not os.path.isdir(src):
-            self.fail('src %s is not a directory' % src)
-        item = Item('dir', src, 'src', path=src)
-        named = [i for i in name_items if i.kind == 'req' and i.req is not None]
-        if named:
-            item.name = named[0].name
-            pins = [s for s in named[0].req.specifier if s.operator in ('==', '===') and '*' not in s.version]
-            self.result['src_project'] = {'name': named[0].name, 'version': pins[0].version if pins else None,
-                                          'source': 'name'}
-            return item, named
-        name, version, how = static_project_identity(self.pk, src, load_toml_loads(self.probe.site_dirs))
-        if name:
-            item.name, item.version = name, version
-            self.result['src_project'] = {'name': name, 'version': version, 'source': how}
-        return item, []
+    def read_request(self):
+        """Items, constraints and targets, read as pip will read them (module_utils.pip_requirements)."""
+        toml_loads = load_toml_loads(self.probe.site_dirs if self.probe else [])
+        request = read_request(self.pk, self.params, self.pip_env(), self.base_dir, toml_loads)
+        self.redact.add_from(request.options + [i.text for i in request.items + request.constraints])
+        self.constraint_items = request.constraints
+        if request.src is not None and request.src.name:
+            self.result['src_project'] = {'name': request.src.name, 'version': request.src.version,
+                                          'source': request.src_source}
+        return request
 
     def src_metadata(self, item):
-        """Ask pip for the source tree's name and version (prepares metadata, installs nothing)."""
+        """Ask pip for the source tree's name, version and dependencies (prepares metadata, installs nothing)."""
         self.require_report_support()
         report = os.path.join(self.module.tmpdir, 'pip-src-metadata.json')
-        args = install_args(self.python, self.params, [item.path], report_path=report, metadata_only=True)
-        rc, out, err = self.run(args)
+        rc, out, err, failure = self.run_pip('reading the metadata of %s' % item.path, lambda log: install_args(
+            self.python, self.params, [item.path], report_path=report, metadata_only=True, log_path=log))
         if rc != 0:
-            self.fail_pip('dry-run reading the metadata of %s' % item.path, rc, out, err)
-        try:
-            with open(report) as handle:
-                planned = parse_report(self.pk, handle.read())
-        except (IOError, OSError, ReportError) as exc:
-            self.fail('cannot read pip report for %s: %s' % (item.path, to_native(exc)))
+            self.fail_pip('reading the metadata of %s' % item.path, rc, out, err, failure)
+        planned = self.read_report(report, 'the metadata of %s' % item.path)
         if len(planned) != 1:
             self.fail('pip reported %d distributions for %s, expected 1' % (len(planned), item.path))
         item.name, item.version = planned[0].key, planned[0].version
+        item.requires = planned[0].requires
         self.result['src_project'] = {'name': planned[0].name, 'version': planned[0].version, 'source': 'pip-metadata'}
+
+    def read_report(self, path, what):
+        try:
+            with open(path) as handle:
+                return parse_report(self.pk, handle.read())
+        except (IOError, OSError, ReportError) as exc:
+            self.fail('cannot read pip report for %s: %s' % (what, to_native(exc)))
 
     # ---- states -----------------------------------------------------------------------------
 
     def present(self):
         params = self.params
-        name_items = self.name_items()
-        items, constraint_items = self.items()
-        targets = list(params['name'] or [])
-        src_named = None
-        if params['src']:
-            src, src_named = self.src_item(name_items)
-            targets = [params['src']]
-            decide_items = items + (src_named or [src])
-            if not src_named and not src.version:
-                self.src_metadata(src)
-        else:
-            decide_items = name_items + items
+        request = self.read_request()
+        targets, decide_items = request.targets, request.items
+        if request.src is not None and not request.src.name:
+            self.src_metadata(request.src)
 
         force = params['state'] == 'forcereinstall'
         if not force:
-            decision = decide_present(self.pk, self.probe, decide_items, constraint_items, params['no_deps'])
+            decision = decide_present(self.pk, self.probe, decide_items, request.constraints, params['no_deps'])
             self.result['reasons'] = list(decision.reasons)
             self.result['satisfied'] = decision.satisfied
             if decision.satisfied:
                 self.check_forbidden_installed()
-                self.module.exit_json(diff={'before': '', 'after': ''}, **self.result)
+                self.exit(diff={'before': '', 'after': ''})
         else:
             self.result['reasons'] = ['state=forcereinstall']
 
+        if self.module.check_mode and params['prior_plan']:
+            self.use_scratch_venv(os.path.realpath(self.python), self.probe.dists.values(), self.prior())
         if params['forbid'] or self.module.check_mode:
-            planned = self.dry_run(targets)
+            planned = self.dry_run(targets, decide_items)
+            if planned is None:
+                return self.exit_inexact(decide_items)
             self.result['plan'] = plan_actions(self.pk, planned, self.probe)
+            self.result['plan_exact'] = True
             hits = forbidden_hits(self.pk, params['forbid'], planned, self.probe)
             if hits:
                 self.fail('forbidden distributions would be present: %s. Nothing was installed.'
@@ -563,19 +744,25 @@ class PipConstrained(object):
                 if force:
                     self.result['reinstalled'] = sorted(p['name'] for p in self.result['plan'] if p['action'] == 'reinstall')
                 self.result['changed'] = bool(planned)
-                self.module.exit_json(diff=diff_lines(before, after), **self.result)
+                self.exit(diff=diff_lines(before, after))
 
-        args = install_args(self.python, params, targets)
-        rc, out, err = self.run(args)
+        rc, out, err, failure = self.run_pip('pip install', lambda log: install_args(
+            self.python, params, targets, log_path=log))
         if rc != 0:
-            self.fail_pip('pip install', rc, out, err)
+            self.fail_pip('pip install', rc, out, err, failure)
         for warning in resolver_warnings(out, err):
-            self.module.warn(warning)
+            self.module.warn(self.redact.text(warning))
         self.finish(force=force)
+
+    def prior(self):
+        try:
+            return prior_entries(self.pk, self.params['prior_plan'])
+        except ValueError as exc:
+            self.fail(to_native(exc), failure='bad_request')
 
     def require_report_support(self):
         """pip install --dry-run --report needs pip 22.2 (Ubuntu 22.04's venvs start with pip 22.0.2)."""
-        pip_dist = self.probe.dists.get('pip')
+        pip_dist = self.probe.dists.get('pip') if self.probe else None
         try:
             too_old = pip_dist is not None and self.pk.Version(pip_dist.version) < self.pk.Version('22.2')
         except self.pk.InvalidVersion:
@@ -585,18 +772,125 @@ class PipConstrained(object):
                       'for forbid, check mode and src metadata). Upgrade it first, e.g. a task with name: [pip>=22.2] '
                       'and no forbid.' % (pip_dist.version, self.venv), failure='pip_too_old')
 
-    def dry_run(self, targets):
+    def dry_run(self, targets, items):
+        """pip's plan, or None when (check mode, prior_changes) it cannot be resolved before earlier tasks ran."""
         self.require_report_support()
         report = os.path.join(self.module.tmpdir, 'pip-report.json')
-        args = install_args(self.python, self.params, targets, report_path=report)
-        rc, out, err = self.run(args)
+        rc, out, err, failure = self.run_pip('dry-run (pip install --dry-run)', lambda log: install_args(
+            self.pip_python, self.params, targets, report_path=report, log_path=log))
         if rc != 0:
-            self.fail_pip('dry-run (pip install --dry-run)', rc, out, err)
+            if self.module.check_mode and self.params['prior_changes'] and failure.category in UNRESOLVED:
+                self.module.warn(self.redact.text(
+                    'check mode: the plan lists the requested items only, because pip could not resolve them in the '
+                    'venv as it is now and earlier tasks of this run would change it first (prior_changes). pip said: '
+                    '%s' % (failure.decisive or tail(out + err, 1))))
+                return None
+            self.fail_pip('dry-run (pip install --dry-run)', rc, out, err, failure)
+        return self.read_report(report, 'the dry-run')
+
+    def exit_inexact(self, items, why=None):
+        """An inexact plan: the requested items (items None: the name entries as given, unparsed)."""
+        if why:
+            self.module.warn(self.redact.text(why))
+        if items is None:
+            plan = [{'name': text, 'version': None, 'installed': None, 'action': 'install', 'requested': True,
+                     'requirement': text} for text in self.params['name'] or []]
+        else:
+            plan = requested_plan(items)
+        self.result['plan'] = plan
+        self.result['plan_exact'] = False
+        self.result['changed'] = True
+        after = ''.join('%s==%s\n' % (p['name'], p['version']) if p['version']
+                        else '%s  # version decided when the task runs\n' % p['requirement'] for p in plan)
+        self.exit(diff={'before': '', 'after': after})
+
+    def plan_probe(self):
+        """What plan_python offers for planning: (info dict, None) or (None, why not)."""
+        plan_python = self.params['plan_python']
+        if not plan_python:
+            return None, 'no plan_python is given'
+        rc, out, err = self.run([plan_python, '-I', '-c', PLAN_PROBE], pip=False)
         try:
-            with open(report) as handle:
-                return parse_report(self.pk, handle.read())
-        except (IOError, OSError, ReportError) as exc:
-            self.fail('cannot read the dry-run report: %s' % to_native(exc))
+            info = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            info = None
+        if rc != 0 or not isinstance(info, dict):
+            return None, 'plan_python %s does not run (rc=%s: %s)' % (plan_python, rc, tail(err or out, 1))
+        if not (info.get('pip') or info.get('wheel')):
+            return None, 'plan_python %s has neither pip nor ensurepip' % plan_python
+        return info, None
+
+    def plan_without_venv(self):
+        """Check mode, venv not created yet: plan with plan_python in a scratch venv, else the request itself."""
+        info, why = self.plan_probe()
+        pip_source = (info.get('pip') or info.get('wheel')) if info else None
+        # A node's python may lack `packaging`: use the copy that plan_python's pip vendors.
+        self.pk = load_packaging([os.path.dirname(pip_source) if info.get('pip') else pip_source] if info else [])
+        missing = 'check mode: the venv %s does not exist yet' % self.venv
+        if self.pk is None:
+            return self.exit_inexact(None, '%s and %s (no packaging to read the request with): the plan lists the '
+                                           'requested items only.' % (missing, why or 'plan_python has no pip'))
+        self.result['packaging_source'] = self.pk.source
+        request = self.read_request()
+        if info is None:
+            return self.exit_inexact(request.items, '%s and %s: the plan lists the requested items only; their '
+                                                    'versions and dependencies are decided when the task runs.'
+                                     % (missing, why))
+        pip_version = info.get('pip_version') if info.get('pip') else info.get('ensurepip')
+        try:
+            too_old = self.pk.Version(pip_version or '0') < self.pk.Version('22.2')
+        except self.pk.InvalidVersion:
+            too_old = True
+        if too_old:
+            return self.exit_inexact(request.items, '%s and the pip %s of plan_python %s cannot plan (needs 22.2): the '
+                                                    'plan lists the requested items only.'
+                                     % (missing, pip_version, self.params['plan_python']))
+        fresh = _FreshVenv([Dist('pip', 'pip', info['ensurepip'])] if info.get('ensurepip') else [])
+        self.use_scratch_venv(self.params['plan_python'], fresh.dists.values(), self.prior(), pip_source=pip_source)
+        planned = self.dry_run(request.targets, request.items)
+        if planned is None:
+            return self.exit_inexact(request.items)
+        self.result['plan'] = plan_actions(self.pk, planned, fresh)
+        self.result['plan_exact'] = True
+        self.result['reasons'] = ['the venv %s does not exist yet' % self.venv]
+        hits = forbidden_hits(self.pk, self.params['forbid'], planned, fresh)
+        if hits:
+            self.fail('forbidden distributions would be present: %s. Nothing was installed.'
+                      % '; '.join(describe_forbidden(hits)), failure='forbidden', forbidden=hits)
+        before = fresh.versions()
+        after = predicted_after(fresh, planned)
+        self.result.update(compare(self.pk, before, after))
+        self.result['changed'] = True
+        self.exit(diff=diff_lines(before, after))
+
+    def use_scratch_venv(self, base_python, installed, prior, pip_source=None):
+        """From now on pip runs in a scratch venv holding `installed` + `prior` (metadata only)."""
+        scratch = tempfile.mkdtemp(prefix='plan-', dir=self.module.tmpdir)
+        venv = os.path.join(scratch, 'venv')
+        rc, out, err = self.run([base_python, '-I', '-m', 'venv', '--without-pip', venv], pip=False)
+        if rc != 0:
+            self.fail('check mode: cannot make a scratch venv to plan in with %s (rc=%s): %s'
+                      % (base_python, rc, tail(err or out, 3)))
+        python = os.path.join(venv, 'bin', 'python')
+        rc, out, err = self.run([python, '-I', '-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'],
+                                pip=False)
+        site = out.strip().splitlines()[-1] if rc == 0 and out.strip() else None
+        if not site:
+            self.fail('check mode: cannot read the scratch venv %s (rc=%s): %s' % (venv, rc, tail(err or out, 3)))
+        if pip_source is None:
+            pip_source = next((os.path.join(d, 'pip') for d in self.probe.site_dirs
+                               if os.path.isdir(os.path.join(d, 'pip'))), None)
+            if pip_source is None:
+                self.fail('check mode: the venv %s has no pip to plan with' % self.venv, failure='no_pip')
+        if pip_source.endswith('.whl'):
+            self.pip_pythonpath = pip_source
+        else:
+            path_dir = os.path.join(scratch, 'pip-path')
+            os.makedirs(path_dir)
+            os.symlink(pip_source, os.path.join(path_dir, 'pip'))
+            self.pip_pythonpath = path_dir
+        write_fake_dists(site, planned_venv(self.pk, installed, prior))
+        self.pip_python = python
 
     def check_forbidden_installed(self):
         hits = forbidden_hits(self.pk, self.params['forbid'], [], self.probe)
@@ -620,22 +914,35 @@ class PipConstrained(object):
             self.result['changed'] = self.result['changed'] or bool(self.result['reinstalled'])
         self.result['cmd'] = self.last_cmd
         self.result['output_tail'] = tail(self.last_output)
-        self.module.exit_json(diff=diff_lines(before, after), **self.result)
+        self.exit(diff=diff_lines(before, after))
+
+    def absent_request(self):
+        names = self.params['name'] or []
+        patterns = [t for t in names if is_pattern(self.pk, t)]
+        items = [classify_item(self.pk, t, 'name[%d]' % i, self.base_dir) for i, t in enumerate(names)
+                 if not is_pattern(self.pk, t)]
+        if any(t.strip().startswith('-') for t in names):
+            check_name_entry(self.pk, next(t for t in names if t.strip().startswith('-')), 'name', self.base_dir)
+        if self.params['requirements']:
+            items.extend(self.read_request().items)
+        try:
+            check_absent_request(self.pk, patterns, items)
+        except ValueError as exc:
+            self.fail(to_native(exc), failure='bad_request')
+        return items, patterns
 
     def absent(self):
-        patterns = [t for t in self.params['name'] or [] if is_pattern(t)]
-        items = [classify(self.pk, t, 'name[%d]' % i) for i, t in enumerate(self.params['name'] or []) if not is_pattern(t)]
-        if self.params['requirements']:
-            items.extend(read_requirements_file(self.pk, self.params['requirements'])[0])
+        items, patterns = self.absent_request()
         try:
             remove = plan_absent(self.pk, self.probe, items, patterns)
         except ValueError as exc:
-            self.fail(to_native(exc))
+            self.fail(to_native(exc), failure='bad_request')
         self.result['plan'] = [{'name': d.name, 'version': d.version, 'installed': d.version, 'action': 'remove',
                                 'requested': True} for d in remove]
+        self.result['plan_exact'] = True
         self.result['satisfied'] = not remove
         if not remove:
-            self.module.exit_json(diff={'before': '', 'after': ''}, **self.result)
+            self.exit(diff={'before': '', 'after': ''})
         self.result['reasons'] = ['%s %s is installed' % (d.name, d.version) for d in remove]
         before = self.probe.versions()
         if self.module.check_mode:
@@ -644,8 +951,10 @@ class PipConstrained(object):
                 after.pop(dist.key, None)
             self.result.update(compare(self.pk, before, after))
             self.result['changed'] = True
-            self.module.exit_json(diff=diff_lines(before, after), **self.result)
-        rc, out, err = self.run(uninstall_args(self.python, [d.name for d in remove]))
+            self.exit(diff=diff_lines(before, after))
+        args = uninstall_args(self.python, [d.name for d in remove])
+        rc, out, err = self.run(args)
+        self.log(args, rc, out, err)
         if rc != 0:
             self.fail_pip('pip uninstall', rc, out, err)
         self.finish()
@@ -663,35 +972,69 @@ class PipConstrained(object):
                 self.params[key] = absolute(self.params[key])
         self.params['constraints'] = [absolute(p) for p in self.params['constraints']]
 
+    def collect_secrets(self):
+        """Every credential the task's values carry, redacted everywhere from here on (and by Ansible)."""
+        params = self.params
+        values = [params['index_url'], params['extra_index_urls'], params['find_links'], params['name'],
+                  params['environment'], params['extra_args']]
+        if params['use_pip_config']:
+            values.append(dict((k, v) for k, v in os.environ.items() if k.startswith('PIP_')))
+        self.redact.add_from(values)
+
+    def check_inputs(self):
+        params = self.params
+        try:
+            check_extra_args(params['extra_args'])
+        except ValueError as exc:
+            self.fail(to_native(exc), failure='bad_request')
+        urls = [('index_url', params['index_url'])] if params['index_url'] else []
+        urls += [('extra_index_urls[%d]' % i, u) for i, u in enumerate(params['extra_index_urls'])]
+        urls += [('find_links[%d]' % i, u) for i, u in enumerate(params['find_links'])]
+        for where, value in urls:
+            if not value.strip() or any(c.isspace() for c in value) or value.startswith('-'):
+                self.fail('%s: %r is not a URL or path (no spaces, no leading "-")' % (where, value),
+                          failure='bad_request')
+        if params['state'] == 'absent' and params['src']:
+            self.fail('src cannot be used with state=absent; name the distribution instead', failure='bad_request')
+
+    def check_venv(self):
+        """True when the venv is usable; fails for a directory that is not a venv."""
+        exists = os.path.lexists(self.venv)
+        is_venv = os.path.isfile(os.path.join(self.venv, 'pyvenv.cfg'))
+        if exists and not is_venv:
+            self.fail('%s is not a virtual environment (it has no pyvenv.cfg): refusing to install into the Python '
+                      'prefix it points at. Remove it or point venv at a directory made by `python3 -m venv`.'
+                      % self.venv, failure='not_a_venv')
+        return is_venv and os.path.isfile(self.python)
+
     def main(self):
         params = self.params
         self.resolve_paths()
-        if not os.path.isfile(self.python):
+        self.collect_secrets()
+        self.check_inputs()
+        if not self.check_venv():
             if params['state'] == 'absent':
                 self.result['satisfied'] = True
-                self.module.exit_json(**self.result)
-            if self.module.check_mode:
-                self.result['changed'] = True
-                self.result['reasons'] = ['the venv %s does not exist yet' % self.venv]
-                self.module.warn('venv %s does not exist; in a real run this task would fail unless an earlier '
-                                 'task creates it' % self.venv)
-                self.module.exit_json(**self.result)
-            self.module.fail_json(msg='%s not found: create the venv first' % self.python, **self.result)
-        if params['state'] == 'absent' and params['src']:
-            self.module.fail_json(msg='src cannot be used with state=absent; name the distribution instead', **self.result)
+                self.exit()
+            if not self.module.check_mode:
+                self.fail('%s not found: create the venv first (python3 -m venv %s)' % (self.python, self.venv),
+                          failure='not_a_venv')
+            try:
+                self.plan_without_venv()
+            except RequirementError as exc:
+                self.fail(to_native(exc), failure='bad_request')
+            return
         try:
             self.probe = self.read_probe()
         except ProbeError as exc:
-            self.module.fail_json(msg='cannot read the installed distributions of %s: %s' % (self.venv, to_native(exc)),
-                                  **self.result)
+            self.fail('cannot read the installed distributions of %s: %s' % (self.venv, to_native(exc)))
         self.result['python_version'] = self.probe.python_version
         pip_dist = self.probe.dists.get('pip')
         self.result['pip_version'] = pip_dist.version if pip_dist else None
         self.pk = load_packaging(self.probe.site_dirs)
         if self.pk is None:
-            self.module.fail_json(msg=missing_required_lib(
-                'packaging', reason='to compare versions (neither the module interpreter nor the venv pip provides it)'),
-                **self.result)
+            self.fail(missing_required_lib(
+                'packaging', reason='to compare versions (neither the module interpreter nor the venv pip provides it)'))
         self.result['packaging_source'] = self.pk.source
         try:
             if params['state'] == 'absent':
@@ -700,6 +1043,41 @@ class PipConstrained(object):
                 self.present()
         except RequirementError as exc:
             self.fail(to_native(exc), failure='bad_request')
+
+
+class _FreshVenv(object):
+    """The installed set of a venv that is about to be created (ensurepip's pip, if any)."""
+
+    markers = {}
+
+    def __init__(self, dists=()):
+        self.dists = dict((d.key, d) for d in dists)
+
+    def versions(self):
+        return dict((key, (d.name, d.version)) for key, d in self.dists.items())
+
+
+def _read_and_remove(path):
+    try:
+        with open(path, 'rb') as handle:
+            text = handle.read().decode('utf-8', 'replace')
+    except (IOError, OSError):
+        return ''
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    return text
+
+
+def debug_lines(debug):
+    """The lines of pip's debug log worth keeping in log_path: why an index or file could not be fetched."""
+    keep = ('Could not fetch URL', 'Retrying (Retry(', 'connection error', 'HTTP error')
+    out = []
+    for line in debug.splitlines():
+        if any(k in line for k in keep) and line not in out:
+            out.append(line.strip())
+    return out[-20:]
 
 
 def main():
@@ -724,6 +1102,11 @@ def main():
             log_path=dict(type='path'),
             use_pip_config=dict(type='bool', default=False),
             extra_args=dict(type='list', elements='str', default=[]),
+            retries=dict(type='int', default=3),
+            retry_delay=dict(type='float', default=5.0),
+            plan_python=dict(type='path'),
+            prior_plan=dict(type='list', elements='raw', default=[]),
+            prior_changes=dict(type='bool', default=False),
         ),
         required_one_of=[['name', 'requirements', 'src']],
         supports_check_mode=True,

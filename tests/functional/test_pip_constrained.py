@@ -8,9 +8,9 @@ with the controller's python; the test callback in tests/functional/callback_plu
 task result as JSON. This machine's own PIP_* variables are deliberately left in the environment: the
 module must not see them (use_pip_config defaults to false).
 """
-import json
+# pytest finds the imported fixtures by name:
+# pylint: disable=unused-import,redefined-outer-name
 import os
-import shutil
 import subprocess
 import sys
 
@@ -22,62 +22,10 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib.index import write_simple_index  # noqa: E402
 from world.lib.server import serve  # noqa: E402
 from world.lib.wheel import build_wheel  # noqa: E402
+from pipkit import (  # noqa: E402,F401  (fixtures: ansible_dir, run, template_venv, venv)
+    PY310, ROCM, Runner, ansible_dir, installed, make_project, pip_direct, run, task, template_venv, venv)
 
 pytestmark = pytest.mark.functional
-
-PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
-PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
-CONTROLLER_BIN = os.path.dirname(sys.executable)
-ROCM = "2.12.0+rocm7.15.0a20260720"
-
-CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
-
-# A PEP 517 backend kept inside the project (backend-path), so builds need no setuptools and no
-# network. It records the MARK environment variable it saw, to prove `environment` reaches builds.
-BACKEND = '''
-import base64, hashlib, json, os, zipfile
-
-def _project():
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "project.json")) as handle:
-        return json.load(handle)
-
-def _dist(p):
-    return "%s-%s" % (p["name"].replace("-", "_"), p["version"])
-
-def _metadata(p):
-    lines = ["Metadata-Version: 2.1", "Name: %s" % p["name"], "Version: %s" % p["version"]]
-    lines += ["Requires-Dist: %s" % r for r in p.get("requires", [])]
-    return "\\n".join(lines) + "\\n"
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    p = _project()
-    info = _dist(p) + ".dist-info"
-    os.makedirs(os.path.join(metadata_directory, info))
-    with open(os.path.join(metadata_directory, info, "METADATA"), "w") as handle:
-        handle.write(_metadata(p))
-    return info
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    p = _project()
-    info = _dist(p) + ".dist-info"
-    files = {
-        p["module"] + "/__init__.py": "BUILT_WITH_MARK = %r\\n" % os.environ.get("MARK"),
-        info + "/METADATA": _metadata(p),
-        info + "/WHEEL": "Wheel-Version: 1.0\\nGenerator: test-backend\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
-    }
-    record = []
-    for path, text in files.items():
-        data = text.encode()
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
-    record.append(info + "/RECORD,,")
-    name = _dist(p) + "-py3-none-any.whl"
-    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as zf:
-        for path, text in files.items():
-            zf.writestr(path, text)
-        zf.writestr(info + "/RECORD", "\\n".join(record) + "\\n")
-    return name
-'''
 
 
 # ---- the world ------------------------------------------------------------------------------
@@ -110,96 +58,6 @@ def world(tmp_path_factory):
 def index(world):
     with serve(str(world)) as base:
         yield base + "/simple"
-
-
-@pytest.fixture(scope="session")
-def template_venv(tmp_path_factory):
-    path = tmp_path_factory.mktemp("pipc-template") / "venv"
-    subprocess.run([PY312, "-m", "venv", str(path)], check=True, env=clean_env())
-    return path
-
-
-@pytest.fixture
-def venv(template_venv, tmp_path):
-    path = tmp_path / "venv"
-    shutil.copytree(str(template_venv), str(path), symlinks=True)
-    return path
-
-
-@pytest.fixture(scope="session")
-def ansible_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pipc-ansible")
-    (root / "ansible.cfg").write_text("[defaults]\n")
-    return root
-
-
-def clean_env(**extra):
-    env = dict((k, v) for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PRIMUS_")))
-    env.update(extra)
-    return env
-
-
-def installed(venv):
-    """The installed set, read independently of the module."""
-    code = ("import json, importlib.metadata as m; "
-            "print(json.dumps(sorted([d.metadata['Name'].lower(), d.version] for d in m.distributions())))")
-    out = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", code], check=True, capture_output=True,
-                         text=True).stdout
-    return [tuple(x) for x in json.loads(out)]
-
-
-def pip_direct(venv, *args):
-    """Prepare a venv state with plain pip (isolated), not through the module."""
-    env = clean_env(PIP_CONFIG_FILE=os.devnull)
-    env = dict((k, v) for k, v in env.items() if not k.startswith("PIP_") or k == "PIP_CONFIG_FILE")
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                   + list(args), check=True, env=env)
-
-
-def task(args, check=False, diff=False):
-    return {"primus.trainenv.pip_constrained": args, "check_mode": check, "diff": diff}
-
-
-class Runner(object):
-    """Runs a playbook of pip_constrained tasks (one ansible-playbook process per call)."""
-
-    def __init__(self, ansible_dir, tmp_path):
-        self.dir = ansible_dir
-        self.tmp = tmp_path
-        self.count = 0
-        self.stdout = ""
-
-    def play(self, tasks, interpreter=None, env=None):
-        """Return [(result dict, failed)] for the tasks that ran (a failed task ends the play)."""
-        self.count += 1
-        playbook = self.tmp / ("play%d.yml" % self.count)
-        playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
-        results = self.tmp / ("play%d.jsonl" % self.count)
-        cmd = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", "ansible_python_interpreter=%s" % (interpreter or sys.executable), str(playbook)]
-        run_env = clean_env(ANSIBLE_CONFIG=str(self.dir / "ansible.cfg"),
-                            ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
-                            ANSIBLE_CALLBACK_PLUGINS=CALLBACK_PLUGINS,
-                            ANSIBLE_CALLBACKS_ENABLED="primus_test_results", PRIMUS_TEST_RESULTS=str(results),
-                            ANSIBLE_LOCAL_TEMP=str(self.tmp / "ansible-local"),
-                            ANSIBLE_REMOTE_TMP=str(self.tmp / "ansible-remote"), ANSIBLE_NOCOLOR="1",
-                            ANSIBLE_DEPRECATION_WARNINGS="0")
-        run_env.update(env or {})
-        proc = subprocess.run(cmd, cwd=str(self.tmp), env=run_env, capture_output=True, text=True, timeout=300,
-                              check=False)
-        self.stdout = proc.stdout
-        assert results.exists(), "no task result (rc=%d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr)
-        records = [json.loads(line) for line in results.read_text().splitlines()]
-        return [(r["result"], r["status"] == "failed") for r in records]
-
-    def __call__(self, args, check=False, diff=False, interpreter=None, env=None):
-        """One task; return (result dict, failed)."""
-        return self.play([task(args, check, diff)], interpreter, env)[0]
-
-
-@pytest.fixture
-def run(ansible_dir, tmp_path):
-    return Runner(ansible_dir, tmp_path)
 
 
 # ---- 1: converged re-run: no pip, no network -------------------------------------------------
@@ -263,7 +121,7 @@ def test_constraint_conflict_names_the_pinned_torch_and_leaves_the_venv(world, i
     assert "would replace the pinned ROCm torch (torch==%s from %s)" % (ROCM, constraints) in result["msg"]
     assert result["msg"].endswith("The venv is unchanged.")
     assert "ResolutionImpossible" in result["stderr"]
-    assert result["rc"] == 1 and "--constraint" in result["cmd"]
+    assert result["rc"] == 1 and "--constraint=%s" % constraints in result["cmd"]
     assert installed(venv) == before
 
 
@@ -303,19 +161,6 @@ def test_forbid_fails_before_install_naming_the_distribution_and_its_requirer(in
 
 
 # ---- 6: src, requirements, find_links + no_index, absent: each works and is idempotent ---------
-
-def make_project(path, name, version, static=True, requires=()):
-    path.mkdir()
-    project = {"name": name, "version": version, "module": name.replace("-", "_"), "requires": list(requires)}
-    (path / "project.json").write_text(json.dumps(project))
-    (path / "backend.py").write_text(BACKEND)
-    pyproject = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
-    if static:
-        pyproject += '\n[project]\nname = "%s"\nversion = "%s"\ndependencies = %s\n' % (
-            name, version, json.dumps(list(requires)))
-    (path / "pyproject.toml").write_text(pyproject)
-    return path
-
 
 @pytest.mark.parametrize("static", [True, False], ids=["static-pyproject", "dynamic-metadata"])
 def test_src_no_build_isolation_no_deps_is_idempotent(venv, run, tmp_path, static):
@@ -357,7 +202,7 @@ def test_find_links_no_index_is_idempotent(world, venv, run):
             "no_index": True}
     (result, failed), (again, failed_again) = run.play([task(args), task(args)])
     assert not failed and result["changed"] is True
-    assert "--no-index" in result["cmd"] and str(world / "files") in result["cmd"]
+    assert "--no-index" in result["cmd"] and "--find-links=%s" % (world / "files") in result["cmd"]
     assert not failed_again and again["changed"] is False and again["commands"] == []
 
 
@@ -397,18 +242,24 @@ def test_forcereinstall_reports_the_reinstall(world, venv, run):
     assert result["added"] == [] and "--force-reinstall" in result["cmd"]
 
 
-def test_vcs_requirement_is_idempotent(venv, run, tmp_path):
+def test_vcs_requirement_pinned_to_a_commit_is_decided_offline_a_tag_goes_to_pip(venv, run, tmp_path):
     repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-q", "-m", "init"], check=True)
     subprocess.run(git + ["tag", "6.0.0-rc5"], check=True)
-    args = {"venv": str(venv), "name": ["git+file://%s@6.0.0-rc5" % repo], "no_build_isolation": True}
-    (result, failed), (again, failed_again) = run.play([task(args), task(args)])
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    pinned = {"venv": str(venv), "name": ["git+file://%s@%s" % (repo, commit)], "no_build_isolation": True}
+    tagged = dict(pinned, name=["git+file://%s@6.0.0-rc5#egg=mlperf-logging" % repo])
+    (result, failed), (again, failed_again), (tag, failed_tag) = run.play([task(pinned), task(pinned), task(tagged)])
     assert not failed, result.get("msg")
     assert result["added"] == [{"name": "mlperf-logging", "version": "4.1.0"}]
     assert not failed_again and again["changed"] is False and again["commands"] == []
+    # A tag may have moved since: pip decides (and changes nothing, the version is the same).
+    assert not failed_tag, tag["msg"]
+    assert tag["changed"] is False and len(tag["commands"]) == 1
+    assert any("may have moved" in r for r in tag["reasons"])
 
 
 def test_module_on_a_python_without_packaging_uses_the_venvs_pip_copy(world, venv, run):

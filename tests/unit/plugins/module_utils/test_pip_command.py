@@ -1,8 +1,10 @@
 """pip command lines and the isolated environment."""
 import os
 
+import pytest
+
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
-    install_args, pip_environ, uninstall_args)
+    check_extra_args, install_args, pip_environ, uninstall_args)
 
 PY = "/v/bin/python"
 COMMON = ["--disable-pip-version-check", "--no-input", "--no-color", "--progress-bar", "off"]
@@ -31,34 +33,58 @@ def test_use_pip_config_keeps_the_users_configuration():
                    "GPU_ARCHS": "gfx942;gfx950", "EMPTY": ""}
 
 
-def test_install_args_carry_every_option_in_order():
+def test_install_args_carry_every_option_in_order_values_attached_and_requirements_after_dashdash():
     p = params(index_url="https://rocm/whl", extra_index_urls=["https://a", "https://b"], find_links=["/w"],
                no_index=True, pre=True, no_deps=True, no_build_isolation=True, constraints=["/c1", "/c2"],
                requirements="/r.txt", extra_args=["--no-cache-dir"])
-    assert install_args(PY, p, ["torch==2.12.0+rocm7.15.0a20260720"]) == [PY, "-m", "pip", "install"] + COMMON + [
-        "--index-url", "https://rocm/whl", "--extra-index-url", "https://a", "--extra-index-url", "https://b",
-        "--find-links", "/w", "--no-index", "--pre", "--no-deps", "--no-build-isolation",
-        "--constraint", "/c1", "--constraint", "/c2", "--requirement", "/r.txt", "--no-cache-dir",
-        "torch==2.12.0+rocm7.15.0a20260720"]
+    assert install_args(PY, p, ["torch==2.12.0+rocm7.15.0a20260720"], log_path="/t/d.log") == [
+        PY, "-m", "pip", "install"] + COMMON + [
+        "--retries", "0", "--log=/t/d.log",
+        "--index-url=https://rocm/whl", "--extra-index-url=https://a", "--extra-index-url=https://b",
+        "--find-links=/w", "--no-index", "--pre", "--no-deps", "--no-build-isolation",
+        "--constraint=/c1", "--constraint=/c2", "--requirement=/r.txt", "--no-cache-dir",
+        "--", "torch==2.12.0+rocm7.15.0a20260720"]
+
+
+def test_a_value_that_looks_like_an_option_stays_a_value():
+    args = install_args(PY, params(index_url="--target=/etc", constraints=["-r/etc/passwd"]), ["--user"])
+    assert "--index-url=--target=/etc" in args and "--constraint=-r/etc/passwd" in args
+    assert args[-2:] == ["--", "--user"]  # pip reads it as a requirement (and fails), never as an option
 
 
 def test_dry_run_and_force_reinstall():
     args = install_args(PY, params(state="forcereinstall"), ["x"], report_path="/tmp/r.json")
-    assert args[4:12] == COMMON + ["--dry-run", "--report", "/tmp/r.json"]
-    assert "--force-reinstall" in args and args[-1] == "x"
+    assert args[4:13] == COMMON + ["--retries", "0", "--dry-run", "--report=/tmp/r.json"]
+    assert "--force-reinstall" in args and args[-2:] == ["--", "x"]
 
 
 def test_src_metadata_run_is_offline_without_build_isolation():
     args = install_args(PY, params(no_build_isolation=True, index_url="https://i", constraints=["/c"]), ["/src"],
                         report_path="/r.json", metadata_only=True)
     expected = [PY, "-m", "pip", "install"] + COMMON + [
-        "--dry-run", "--report", "/r.json", "--no-deps", "--no-build-isolation", "--no-index", "/src"]
+        "--retries", "0", "--dry-run", "--report=/r.json", "--no-deps", "--no-build-isolation", "--no-index", "--",
+        "/src"]
     assert args == expected
     args = install_args(PY, params(index_url="https://i"), ["/src"], report_path="/r.json", metadata_only=True)
-    assert "--index-url" in args and "--no-index" not in args and "--constraint" not in args
+    assert "--index-url=https://i" in args and "--no-index" not in args and "--constraint=/c" not in args
 
 
 def test_uninstall_args():
     assert uninstall_args(PY, ["tilelang", "quack-kernels"]) == [
-        PY, "-m", "pip", "uninstall", "--yes", "--disable-pip-version-check", "--no-input", "--no-color",
+        PY, "-m", "pip", "uninstall", "--yes", "--disable-pip-version-check", "--no-input", "--no-color", "--",
         "tilelang", "quack-kernels"]
+
+
+@pytest.mark.parametrize("extra, ok", [
+    (["--no-cache-dir", "--use-pep517", "-v", "-vv", "--config-settings=--build-option=-j8"], True),
+    (["--target=/etc"], False), (["--target", "/etc"], False), (["-t/etc"], False), (["--prefix=/usr"], False),
+    (["--root=/"], False), (["--user"], False), (["-r/etc/passwd"], False), (["--index-url=http://evil"], False),
+    (["-U"], False), (["-qU"], False), (["--upgrade"], False), (["--report=/x"], False), (["--retries=5"], False),
+    (["evilpkg"], False), (["--no-cache-dir", "torch"], False),
+])
+def test_extra_args_are_options_that_keep_the_install_in_the_venv(extra, ok):
+    if ok:
+        check_extra_args(extra)
+    else:
+        with pytest.raises(ValueError, match=r"extra_args\[\d\]"):
+            check_extra_args(extra)

@@ -1,12 +1,18 @@
 """The offline decision: does anything need to change? (run with both packaging copies)."""
+import hashlib
 import json
+import os
+import sys
 
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
-    decide_present, matches_pattern, plan_absent, same_version, split_pattern, version_satisfies)
+    decide_present, is_pattern, matches_pattern, plan_absent, same_version, split_pattern, version_satisfies)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import classify, read_requirements_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+from world.lib.wheel import build_sdist, build_wheel  # noqa: E402
 
 ROCM = "2.12.0+rocm7.15.0a20260720"
 VENV_MARKERS = {
@@ -116,48 +122,102 @@ def test_constraints_apply_to_the_closure_only(pk, tmp_path):
     assert decide(pk, probe(("torch", ROCM), ("cuda-app", "1.0", ["torch"])), "cuda-app", constraints=constraints).satisfied
 
 
-def test_wheel_files_need_exactly_their_version(pk):
-    whl = "/w/torch-%s-cp312-cp312-linux_x86_64.whl" % ROCM
+def test_wheel_files_need_exactly_their_version(pk, tmp_path):
+    whl = build_wheel(str(tmp_path), "torch", ROCM, tag="cp312-cp312-linux_x86_64")
     assert decide(pk, probe(("torch", ROCM)), whl).satisfied
     decision = decide(pk, probe(("torch", "2.12.0+cpu")), whl)
     assert decision.reasons == ["installed torch 2.12.0+cpu is not %s from %s" % (ROCM, whl)]
-    assert not decide(pk, probe(("x", "1.0+cpu")), "/w/x-1.0-py3-none-any.whl").satisfied
-    assert decide(pk, probe(("x", "1.0")), "/w/x-1.0.0-py3-none-any.whl").satisfied  # 1.0 == 1.0.0
+    other = build_wheel(str(tmp_path), "x", "1.0")
+    assert not decide(pk, probe(("x", "1.0+cpu")), other).satisfied
+    assert decide(pk, probe(("x", "1.0.0")), other).satisfied  # 1.0 == 1.0.0
 
 
-def test_vcs_requirements_match_pep610_direct_url(pk):
-    url = "git+https://github.com/mlcommons/logging.git@6.0.0-rc5"
+def test_a_local_wheel_is_walked_with_its_own_requirements_not_the_installed_copys(pk, tmp_path):
+    # Same name and version installed, but the file on disk now needs einops: pip installs einops.
+    whl = build_wheel(str(tmp_path), "app", "1.0", requires=["einops>=0.8"])
+    installed = probe(("app", "1.0", []))
+    decision = decide(pk, installed, whl)
+    assert decision.reasons == ["einops>=0.8 (required by app 1.0) is not installed"]
+    assert decide(pk, probe(("app", "1.0", []), ("einops", "0.8.1")), whl).satisfied
+    # The same holds when the wheel is a dependency given by URL.
+    decision = decide(pk, probe(("top", "1", ["app @ file://%s" % whl]), ("app", "1.0", [])), "top")
+    assert decision.reasons == ["einops>=0.8 (required by app 1.0) is not installed"]
+
+
+def test_a_direct_url_dependency_is_not_any_installed_version(pk, tmp_path):
+    whl = build_wheel(str(tmp_path), "dep", "2.0")
+    top = ("top", "1", ["dep @ file://%s" % whl])
+    decision = decide(pk, probe(top, ("dep", "1.0")), "top")
+    assert decision.reasons == ["installed dep 1.0 is not 2.0 from %s (required by top 1)" % whl]
+    assert decide(pk, probe(top, ("dep", "2.0")), "top").satisfied
+    remote = ("top", "1", ["dep @ https://h/dep-2.0-py3-none-any.whl"])
+    assert not decide(pk, probe(remote, ("dep", "2.0")), "top").satisfied  # installed from elsewhere
+    recorded = {"url": "https://h/dep-2.0-py3-none-any.whl", "archive_info": {}}
+    assert decide(pk, probe(remote, ("dep", "2.0", [], recorded)), "top").satisfied
+
+
+def test_a_local_sdist_counts_only_when_installed_from_that_very_file(pk, tmp_path):
+    sdist = build_sdist(str(tmp_path), "proj", "1.0", {})
+    digest = hashlib.sha256(open(sdist, "rb").read()).hexdigest()
+    same = {"url": "file://" + sdist, "archive_info": {"hash": "sha256=" + digest, "hashes": {"sha256": digest}}}
+    assert decide(pk, probe(("proj", "1.0", [], same)), sdist).satisfied
+    changed = dict(same, archive_info={"hashes": {"sha256": "0" * 64}})
+    assert not decide(pk, probe(("proj", "1.0", [], changed)), sdist).satisfied
+    assert not decide(pk, probe(("proj", "1.0")), sdist).satisfied  # from an index: pip would rebuild
+
+
+def test_vcs_requirements_need_a_commit_recorded_in_pep610_direct_url(pk):
+    commit = "f" * 40
+    url = "git+https://github.com/mlcommons/logging.git@%s" % commit
     recorded = {"url": "https://github.com/mlcommons/logging.git",
-                "vcs_info": {"vcs": "git", "commit_id": "f" * 40, "requested_revision": "6.0.0-rc5"}}
+                "vcs_info": {"vcs": "git", "commit_id": commit, "requested_revision": "6.0.0-rc5"}}
     installed = probe(("mlperf-logging", "4.1.0", [], recorded))
     assert decide(pk, installed, url).satisfied
     assert decide(pk, installed, "mlperf_logging @ %s" % url).satisfied
-    assert decide(pk, installed, "git+https://github.com/mlcommons/logging.git@%s" % ("f" * 40)).satisfied
-    assert not decide(pk, installed, "git+https://github.com/mlcommons/logging.git@6.0.0").satisfied
-    assert not decide(pk, installed, "git+https://github.com/other/logging.git@6.0.0-rc5").satisfied
-    assert not decide(pk, probe(("mlperf-logging", "4.1.0")), url).satisfied  # installed, but not from there
+    # A tag or branch may have moved since: pip decides.
+    decision = decide(pk, installed, "git+https://github.com/mlcommons/logging.git@6.0.0-rc5")
+    assert "may have moved" in decision.reasons[0]
+    assert not decide(pk, installed, "git+https://github.com/other/logging.git@%s" % commit).satisfied
+    assert not decide(pk, probe(("mlperf-logging", "4.1.0")), "mlperf_logging @ " + url).satisfied
 
 
 def test_archive_url_and_editable_dir(pk, tmp_path):
-    archive = "https://h/pkgs/thing-latest.zip#sha256=00"
+    archive = "https://h/pkgs/thing-latest.zip"
+    (tmp_path / "pyproject.toml").write_text("")
     installed = probe(("thing", "1", [], {"url": "https://h/pkgs/thing-latest.zip", "archive_info": {}}),
                       ("dev", "0.1", [], {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}}))
     assert decide(pk, installed, archive).satisfied
+    assert not decide(pk, installed, archive + "#sha256=00").satisfied  # no hash recorded to compare with
     assert not decide(pk, installed, "https://h/pkgs/other.zip").satisfied
     editable = classify(pk, str(tmp_path), "r:1", editable=True)
+    decision = decide_present(pk, installed, [editable])
+    assert "dependencies are not static" in decision.reasons[0]
+    editable.requires, editable.provides_extra = [], []
     assert decide_present(pk, installed, [editable]).satisfied
+    editable.requires = ["einops"]  # the project now needs einops
+    assert not decide_present(pk, installed, [editable]).satisfied
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "setup.py").write_text("")
     other = classify(pk, str(tmp_path / "sub"), "r:2", editable=True)
+    other.requires = []
     assert not decide_present(pk, installed, [other]).satisfied
 
 
-def test_project_directory_needs_a_known_identity(pk, tmp_path):
+def test_project_directory_needs_a_known_identity_and_its_own_dependencies(pk, tmp_path):
+    (tmp_path / "setup.py").write_text("")
     item = classify(pk, str(tmp_path), "src")
     decision = decide_present(pk, probe(("x", "1")), [item])
     assert not decision.satisfied and "without static name and version" in decision.reasons[0]
     item.name, item.version = "x", "1"
     assert decide_present(pk, probe(("x", "1")), [item]).satisfied
+    item.requires = ["einops"]   # its static dependencies changed since the install
+    assert not decide_present(pk, probe(("x", "1")), [item]).satisfied
+    item.requires = None
     item.version = "1+abc"
     assert not decide_present(pk, probe(("x", "1")), [item]).satisfied
+    item.version = "1"
+    editable_copy = ("x", "1", [], {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}})
+    assert not decide_present(pk, probe(editable_copy), [item]).satisfied  # pip reinstalls non-editable
 
 
 def test_unreadable_metadata_requirement_sends_to_pip(pk):
@@ -180,14 +240,39 @@ def test_version_helpers(pk):
     ("torch==*+cu*", "torch", ROCM, False),
     ("triton==3.7.0", "triton", "3.7.0", True),
     ("triton==3.7.0", "triton", "3.7.1+gitabc.rocm7.15.0a20260720", False),
+    ("torch!=*+rocm*", "torch", "2.13.0", True),
+    ("torch!=*+rocm*", "torch", "2.12.0+cpu", True),
+    ("torch!=*+rocm*", "torch", ROCM, False),
+    ("triton!=*+*rocm*", "triton", "3.7.0", True),
+    ("triton!=*+*rocm*", "triton", "3.7.1+gitabc.rocm7.15.0a20260720", False),
 ])
 def test_patterns(pattern, key, version, hit):
     assert matches_pattern(key, version, pattern) is hit
 
 
 def test_split_pattern():
-    assert split_pattern("Quack_Kernels*") == ("quack-kernels*", None)
-    assert split_pattern("torch==*+cu*") == ("torch", "*+cu*")
+    assert split_pattern("Quack_Kernels*") == ("quack-kernels*", None, None)
+    assert split_pattern("torch==*+cu*") == ("torch", "==", "*+cu*")
+    assert split_pattern("torch!=*+rocm*") == ("torch", "!=", "*+rocm*")
+
+
+@pytest.mark.parametrize("text, pattern", [("nvidia-*", True), ("tri?on", True), ("nvidia-*-cu1[0-9]", True),
+                                           ("huggingface_hub[cli]", False), ("torch", False), ("x[", True)])
+def test_globs_and_extras_are_told_apart(pk, text, pattern):
+    assert is_pattern(pk, text) is pattern
+
+
+def test_absent_of_name_with_extra_removes_the_distribution(pk):
+    installed = probe(("huggingface-hub", "0.34.0"), ("einops", "0.8.1"))
+    assert [d.name for d in plan_absent(pk, installed, items(pk, "huggingface_hub[cli]"))] == ["huggingface-hub"]
+
+
+@pytest.mark.parametrize("patterns, texts", [(["*"], []), (["p*"], []), (["?ip"], []), (["setup*"], []),
+                                             (["whe*"], []), ([], ["pip"]), ([], ["PIP>=1"])])
+def test_absent_never_removes_pip_setuptools_or_wheel_by_pattern(pk, patterns, texts):
+    installed = probe(("pip", "26.3"), ("setuptools", "75.1.0"), ("wheel", "0.45.1"))
+    with pytest.raises(ValueError, match="refus"):
+        plan_absent(pk, installed, items(pk, *texts), patterns)
 
 
 def test_plan_absent(pk):

@@ -1,12 +1,17 @@
 """Requirement items: name entries, requirements/constraints files as pip reads them, src identity."""
 import os
+import sys
 
 import pip
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_toml_loads
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
-    RequirementError, classify, normalize_url, read_requirements_file, split_vcs_url, static_project_identity)
+    RequirementError, check_name_entry, classify, decode_requirements, logical_lines, normalize_url,
+    read_requirements_file, split_vcs_url, static_project_metadata, wheel_metadata)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+from world.lib.wheel import build_sdist, build_wheel  # noqa: E402
 
 PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 
@@ -20,24 +25,79 @@ def test_plain_requirements(pk):
     assert item.marker is not None
 
 
+@pytest.fixture
+def wheels(tmp_path):
+    """Real (tiny) wheel and sdist files named as the real ones are."""
+    d = tmp_path / "w"
+    build_wheel(str(d), "torch", "2.12.0+rocm7.15.0a20260720", requires=["filelock", "triton==3.7.1"],
+                tag="cp312-cp312-linux_x86_64")
+    build_wheel(str(d), "transformer_engine_rocm7", "2.15.0.dev0")
+    build_wheel(str(d), "flash_attn", "2.8.1")
+    build_sdist(str(d), "transformer_engine_rocm_torch", "2.15.0.dev0+rocm7.15.0a20260716.a07e607", {})
+    (d / "not-a-wheel.whl").write_text("")
+    return d
+
+
 @pytest.mark.parametrize("text, name, version", [
-    ("/w/torch-2.12.0+rocm7.15.0a20260720-cp312-cp312-linux_x86_64.whl", "torch", "2.12.0+rocm7.15.0a20260720"),
-    ("./dist/transformer_engine_rocm7-2.15.0.dev0-py3-none-any.whl", "transformer-engine-rocm7", "2.15.0.dev0"),
+    ("{w}/torch-2.12.0+rocm7.15.0a20260720-cp312-cp312-linux_x86_64.whl", "torch", "2.12.0+rocm7.15.0a20260720"),
+    ("./w/transformer_engine_rocm7-2.15.0.dev0-py3-none-any.whl", "transformer-engine-rocm7", "2.15.0.dev0"),
     ("https://h/whl/amd_torch_device_gfx942-2.12.0+rocm7.15.0a20260720-py3-none-any.whl#sha256=ab",
      "amd-torch-device-gfx942", "2.12.0+rocm7.15.0a20260720"),
+    # PyTorch-style index links quote the local label's '+'.
+    ("https://download.example/whl/rocm6.0/torch-2.3.0%2Brocm6.0-cp312-cp312-linux_x86_64.whl", "torch",
+     "2.3.0+rocm6.0"),
+    ("torch @ https://h/torch-2.3.0%2Brocm6.0-cp312-cp312-linux_x86_64.whl ; python_version >= '3.8'", "torch",
+     "2.3.0+rocm6.0"),
     ("torch @ file:///w/torch-2.12.0+cpu-py3-none-any.whl", "torch", "2.12.0+cpu"),
-    ("/w/transformer_engine_rocm_torch-2.15.0.dev0+rocm7.15.0a20260716.a07e607.tar.gz",
+    ("{w}/transformer_engine_rocm_torch-2.15.0.dev0+rocm7.15.0a20260716.a07e607.tar.gz",
      "transformer-engine-rocm-torch", "2.15.0.dev0+rocm7.15.0a20260716.a07e607"),
-    ("flash_attn-2.8.1-py3-none-any.whl", "flash-attn", "2.8.1"),
+    ("w/flash_attn-2.8.1-py3-none-any.whl", "flash-attn", "2.8.1"),
 ])
-def test_archives_are_known_by_their_file_name(pk, text, name, version):
-    item = classify(pk, text, "name[0]")
-    assert (item.kind, pk.canonicalize_name(item.name), item.version) == ("file", name, version)
+def test_archives_are_known_by_their_file_name(pk, wheels, text, name, version):
+    item = classify(pk, text.format(w=wheels), "name[0]", base_dir=str(wheels.parent))
+    assert (item.kind, item.name, item.version) == ("file", name, version)
 
 
-def test_bad_wheel_name_is_an_error(pk):
-    with pytest.raises(RequirementError, match="not a valid wheel file name"):
-        classify(pk, "/w/not-a-wheel.whl", "name[0]")
+def test_local_wheel_metadata_is_read_from_the_file(pk, wheels):
+    item = classify(pk, str(wheels / "torch-2.12.0+rocm7.15.0a20260720-cp312-cp312-linux_x86_64.whl"), "name[0]")
+    assert item.is_wheel and item.path.endswith(".whl")
+    assert wheel_metadata(item.path) == (["filelock", "triton==3.7.1"], [])
+    assert wheel_metadata(str(wheels / "not-a-wheel.whl")) == (None, None)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{w}/not-a-wheel.whl", "not a valid wheel file name"),
+    ("{w}/missing-1.0-py3-none-any.whl", "looks like a file name, but .* does not exist"),
+    ("./nothing-here", "looks like a path, but .* does not exist"),
+    ("{w}", "is not installable: it has neither setup.py nor pyproject.toml"),
+    ("torch=2.12", "= is not a valid operator; did you mean ==?"),
+])
+def test_bad_paths_and_names_are_errors_that_say_why(pk, wheels, text, message):
+    with pytest.raises(RequirementError, match=message):
+        classify(pk, text.format(w=wheels), "name[0]", base_dir=str(wheels.parent))
+
+
+@pytest.mark.parametrize("text", ["--target=/tmp/x", "-r/etc/passwd", "--index-url=http://evil/simple", " -e .",
+                                  "torch\n--target=/tmp", "torch\x00"])
+def test_a_name_entry_is_never_an_option(pk, text):
+    with pytest.raises(RequirementError, match=r"name\[3\]: .*(starts with \"-\"|line break or NUL)"):
+        check_name_entry(pk, text, "name[3]")
+
+
+def test_markers_empty_and_after_urls_like_pip(pk):
+    item = classify(pk, "einops ;", "name[0]")
+    assert (item.kind, item.name, item.marker) == ("req", "einops", None)
+    item = classify(pk, "einops;python_version>='3'", "name[0]")
+    assert item.marker is not None
+    item = classify(pk, "git+https://h/r.git@%s#egg=r; python_version >= '3'" % ("a" * 40), "name[0]")
+    assert (item.kind, item.name, item.rev) == ("vcs", "r", "a" * 40) and item.marker is not None
+
+
+def test_extras_on_a_project_path(pk, tmp_path):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "setup.py").write_text("")
+    item = classify(pk, "./proj[cli,Test]", "name[0]", base_dir=str(tmp_path))
+    assert (item.kind, item.path, item.extras) == ("dir", str(tmp_path / "proj"), ("cli", "test"))
 
 
 @pytest.mark.parametrize("text, name, url, rev", [
@@ -61,16 +121,22 @@ def test_split_and_normalize_urls():
 
 
 def test_paths_and_directories(pk, tmp_path):
+    (tmp_path / "setup.py").write_text("")
     item = classify(pk, str(tmp_path), "name[0]")
     assert (item.kind, item.path) == ("dir", str(tmp_path))
-    item = classify(pk, "./proj", "r.txt:3", base_dir="/base")
-    assert (item.kind, item.path) == ("dir", "/base/proj")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text("")
+    item = classify(pk, "./proj", "r.txt:3", base_dir=str(tmp_path))
+    assert (item.kind, item.path) == ("dir", str(tmp_path / "proj"))
     item = classify(pk, "file://%s" % tmp_path, "name[0]")
     assert item.kind == "dir"
     item = classify(pk, "https://h/x/archive.tar.gz", "name[0]")
     assert item.kind == "archive"
-    item = classify(pk, "./proj", "r.txt:4", editable=True)
-    assert (item.kind, item.path) == ("editable", os.path.normpath("./proj"))
+    item = classify(pk, "./proj", "r.txt:4", base_dir=str(tmp_path), editable=True)
+    assert (item.kind, item.path) == ("editable", str(tmp_path / "proj"))
+    # pip does not expand ~ in requirements: it is a relative path like any other.
+    with pytest.raises(RequirementError, match="does not exist"):
+        classify(pk, "~/proj", "name[0]", base_dir=str(tmp_path))
 
 
 def test_invalid_requirement_names_its_origin(pk):
@@ -135,12 +201,21 @@ def test_editable_and_short_options(pk, tmp_path):
     (tmp_path / "r.txt").write_text("-e ./local\n-rsub.txt\n--requirement=sub2.txt\n--pre\n")
     (tmp_path / "sub.txt").write_text("a\n")
     (tmp_path / "sub2.txt").write_text("b\n")
-    items = read_requirements_file(pk, str(tmp_path / "r.txt"))[0]
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "setup.py").write_text("")
+    items = read_requirements_file(pk, str(tmp_path / "r.txt"), base_dir=str(tmp_path))[0]
     assert [(i.kind, i.text) for i in items] == [("editable", "./local"), ("req", "a"), ("req", "b")]
 
 
 def toml():
     return load_toml_loads([PIP_SITE])
+
+
+def static_project_identity(pk, src, toml_loads):
+    meta = static_project_metadata(pk, src, toml_loads)
+    if meta["name"] and meta["version"]:
+        return meta["name"], meta["version"], meta["how"]
+    return None, None, meta["reason"]
 
 
 def test_src_identity_from_static_pyproject(pk, tmp_path):
@@ -167,3 +242,60 @@ def test_src_identity_setup_py_only(pk, tmp_path):
 def test_no_toml_parser_falls_back_to_pkg_info(pk, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
     assert static_project_identity(pk, str(tmp_path), None) == (None, None, "no TOML parser to read pyproject.toml")
+
+
+@pytest.mark.parametrize("data", [
+    b"\xef\xbb\xbfeinops\ntqdm==4.67.3\n",                       # UTF-8 BOM (Windows editors)
+    "\ufeffeinops\ntqdm==4.67.3\n".encode("utf-16"),              # UTF-16 with BOM
+    b"# -*- coding: latin-1 -*-\neinops\ntqdm==4.67.3  # caf\xe9\n",  # PEP 263 line
+])
+def test_requirements_file_encodings_like_pip(pk, tmp_path, data):
+    (tmp_path / "r.txt").write_bytes(data)
+    assert [i.text for i in read_requirements_file(pk, str(tmp_path / "r.txt"))[0]] == ["einops", "tqdm==4.67.3"]
+
+
+def test_continuation_followed_by_a_comment_line_like_pip():
+    # pip joins "a\\" with the comment line (prefixed by a space), then strips the comment: "a".
+    text = "einops\\\n# a comment\ntqdm\\\n==4.67.3\n# trailing \\\nwheel\n"
+    assert list(logical_lines(text)) == [(1, "einops"), (3, "tqdm==4.67.3"), (6, "wheel")]
+
+
+def test_env_vars_come_from_pips_environment_and_empty_ones_stay_literal(pk, tmp_path):
+    (tmp_path / "r.txt").write_text("pyarrow==${PYARROW_VERSION}\nx==${EMPTY}\nlower==${lower}\n")
+    with pytest.raises(RequirementError, match=r"x==\$\{EMPTY\}"):
+        read_requirements_file(pk, str(tmp_path / "r.txt"), environ={"PYARROW_VERSION": "21.0.0", "EMPTY": ""})
+    (tmp_path / "r.txt").write_text("pyarrow==${PYARROW_VERSION}\n")
+    items = read_requirements_file(pk, str(tmp_path / "r.txt"), environ={"PYARROW_VERSION": "21.0.0"})[0]
+    assert items[0].text == "pyarrow==21.0.0"
+    with pytest.raises(RequirementError):  # not in the given environment: literal, as pip leaves it
+        read_requirements_file(pk, str(tmp_path / "r.txt"), environ={})
+
+
+@pytest.mark.parametrize("line, message", [
+    ("./proj", "unnamed requirements are not allowed as constraints"),
+    ("-e ./proj", "editable requirements are not allowed as constraints"),
+    ("hub[cli]==1.0", "constraints cannot have extras"),
+])
+def test_constraints_pip_refuses_are_refused(pk, tmp_path, line, message):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "setup.py").write_text("")
+    (tmp_path / "c.txt").write_text(line + "\n")
+    with pytest.raises(RequirementError, match=message):
+        read_requirements_file(pk, str(tmp_path / "c.txt"), constraint=True, base_dir=str(tmp_path))
+
+
+def test_decode_requirements_plain_utf8():
+    assert decode_requirements("caf\u00e9\n".encode("utf-8")) == "caf\u00e9\n"
+
+
+def test_static_dependencies_of_a_project(pk, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "proj"\nversion = "1.0"\ndependencies = ["a>=1", "b; python_version < \'3\'"]\n'
+        '[project.optional-dependencies]\ncli = ["c==2"]\n')
+    meta = static_project_metadata(pk, str(tmp_path), toml())
+    assert (meta["name"], meta["version"], meta["how"]) == ("proj", "1.0", "pyproject.toml")
+    assert meta["requires"][:2] == ["a>=1", "b; python_version < '3'"]
+    assert meta["requires"][2].replace(" ", "") == 'c==2;extra=="cli"' and meta["provides_extra"] == ["cli"]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "1.0"\ndynamic = ["dependencies"]\n')
+    meta = static_project_metadata(pk, str(tmp_path), toml())
+    assert meta["version"] == "1.0" and meta["requires"] is None

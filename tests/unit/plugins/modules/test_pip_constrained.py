@@ -1,6 +1,7 @@
 """primus.trainenv.pip_constrained with run_command mocked: which commands run, and what is reported."""
 import json
 import os
+import stat
 import sys
 
 import pip
@@ -62,12 +63,15 @@ class FakeVenv(object):
         self.python = os.path.join(root, "bin", "python")
         os.makedirs(os.path.dirname(self.python))
         open(self.python, "w").close()
+        with open(os.path.join(root, "pyvenv.cfg"), "w") as handle:
+            handle.write("home = /usr/bin\n")
         self.dists = dict(dists or {})  # key -> [name, version, requires, provides_extra, stamp]
         self.calls = []
         self.environs = []
         self.dry_run = (0, "", "", None)  # (rc, out, err, report dict)
         self.install = None   # callable(args) -> (rc, out, err), may change self.dists
         self.site = "/nonexistent-site"
+        self.debug = ""       # what pip writes to its --log file (a list: one per pip run)
 
     def add(self, name, version, requires=(), extras=()):
         self.dists[name.lower()] = [name, version, list(requires), list(extras), 1]
@@ -83,19 +87,23 @@ class FakeVenv(object):
         assert kwargs.get("expand_user_and_vars") is False
         self.calls.append(list(args))
         self.environs.append(dict(os.environ))
+        logs = [a.split("=", 1)[1] for a in args if a.startswith("--log=")]
+        if logs and self.debug:
+            with open(logs[0], "w") as handle:
+                handle.write(self.debug.pop(0) if isinstance(self.debug, list) else self.debug)
         if args[:2] == [self.python, "-I"]:
             return 0, self.probe_output(), ""
         assert args[:3] == [self.python, "-m", "pip"], args
         if "--dry-run" in args:
             rc, out, err, report = self.dry_run
             if report is not None:
-                with open(args[args.index("--report") + 1], "w") as handle:
+                path = [a for a in args if a.startswith("--report=")][0].split("=", 1)[1]
+                with open(path, "w") as handle:
                     json.dump(report, handle)
             return rc, out, err
         if args[3] == "uninstall":
-            for name in args[5:]:
-                if not name.startswith("-"):
-                    self.dists.pop(name.lower(), None)
+            for name in args[args.index("--") + 1:]:
+                self.dists.pop(name.lower(), None)
             return 0, "Successfully uninstalled", ""
         return self.install(args)
 
@@ -170,7 +178,7 @@ def test_cpu_torch_is_replaced_by_the_rocm_pin(monkeypatch, venv, tmp_path):
     assert result["diff"] == {"before": "torch==2.12.0+cpu\n", "after": "torch==%s\n" % ROCM}
     install = venv.pip_calls()[-1]
     assert install[:4] == [venv.python, "-m", "pip", "install"] and "--dry-run" not in install
-    assert install[-4:] == ["--index-url", "http://x/simple", "--pre", "torch==%s" % ROCM]
+    assert install[-4:] == ["--index-url=http://x/simple", "--pre", "--", "torch==%s" % ROCM]
     assert len(venv.pip_calls()) == 1  # no forbid, not check mode: no dry-run
     assert result["pip_version"] == "23.2.1"
 
@@ -249,7 +257,7 @@ def test_conflict_fails_with_pips_reason_and_the_pinned_torch(monkeypatch, venv,
     assert ("would replace the pinned ROCm torch (torch==%s from %s)" % (ROCM, cfile)) in result["msg"]
     assert result["msg"].endswith("The venv is unchanged.")
     assert result["changed"] is False
-    assert "--constraint" in result["cmd"] and str(cfile) in result["cmd"]
+    assert "--constraint=%s" % cfile in result["cmd"]
     assert "ResolutionImpossible" in result["stderr"]
     assert [c[1] for c in venv.calls] == ["-I", "-m", "-I"]  # probe, pip, probe again to prove nothing moved
 
@@ -400,4 +408,126 @@ def test_relative_paths_follow_chdir(monkeypatch, venv, tmp_path):
                                 chdir=str(work))
     assert not failed and result["added"] == [{"name": "einops", "version": "0.8.1"}]
     cmd = venv.pip_calls()[-1]
-    assert str(work / "requirements.txt") in cmd and str(work / "c.txt") in cmd
+    assert "--requirement=%s" % (work / "requirements.txt") in cmd and "--constraint=%s" % (work / "c.txt") in cmd
+
+
+NOT_FOUND = ("ERROR: Could not find a version that satisfies the requirement einops (from versions: none)\n"
+             "ERROR: No matching distribution found for einops\n")
+
+
+def fetch_failure(reason, host="idx.example"):
+    return ("2026-12-02T17:33:52,330 Could not fetch URL https://ci:****@%s/simple/einops/: %s - skipping\n"
+            % (host, reason))
+
+
+def test_a_directory_that_is_not_a_venv_is_refused_before_anything_runs(monkeypatch, venv, tmp_path):
+    os.remove(os.path.join(venv.root, "pyvenv.cfg"))
+    for state in ("present", "absent"):
+        result, failed = run_module(monkeypatch, venv, tmp_path, name=["einops"], state=state)
+        assert failed and result["failure"] == "not_a_venv" and "has no pyvenv.cfg" in result["msg"]
+    assert venv.calls == []
+
+
+@pytest.mark.parametrize("args", [{"name": ["--target=/tmp/x"]}, {"name": ["-r/etc/passwd"]},
+                                  {"name": ["einops"], "extra_args": ["--prefix=/usr"]},
+                                  {"name": ["*"], "state": "absent"}, {"name": ["pip"], "state": "absent"},
+                                  {"name": ["einops"], "index_url": "--target=/x"}])
+def test_injection_and_absent_guards_never_start_pip(monkeypatch, venv, tmp_path, args):
+    venv.add("pip", "26.3")
+    result, failed = run_module(monkeypatch, venv, tmp_path, **args)
+    assert failed and result["failure"] == "bad_request"
+    assert venv.pip_calls() == [] and result["commands"] == []
+
+
+def test_transient_failures_are_retried_with_backoff_and_logged(monkeypatch, venv, tmp_path):
+    log = tmp_path / "logs" / "pydeps.log"
+    attempts = []
+
+    def install(args):
+        attempts.append(args)
+        if len(attempts) < 3:
+            return 1, NOT_FOUND, ""
+        venv.add("einops", "0.8.1")
+        return 0, "Successfully installed einops-0.8.1", ""
+    venv.install = install
+    venv.debug = [fetch_failure("HTTPConnectionPool(host='idx.example', port=443): Max retries exceeded with url: "
+                                "/simple/einops/ (Caused by ResponseError('too many 503 error responses'))")] * 2 + [""]
+    sleeps = []
+    monkeypatch.setattr(pip_constrained.time, "sleep", sleeps.append)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["einops"], retry_delay=2.5, log_path=str(log))
+    assert not failed and result["added"] == [{"name": "einops", "version": "0.8.1"}]
+    assert sleeps == [2.5, 5.0] and [r["status"] for r in result["retried"]] == [503, 503]
+    assert all("--retries" in a and a[a.index("--retries") + 1] == "0" for a in attempts)
+    text = log.read_text()
+    assert "attempt 1 of 4 failed [http 503] idx.example; retrying in 2.5 s" in text
+    assert "pip debug: 2026-12-02T17:33:52,330 Could not fetch URL" in text
+
+
+def test_a_dns_failure_is_not_retried_and_names_host_and_fix(monkeypatch, venv, tmp_path):
+    venv.install = lambda args: (1, NOT_FOUND, "")
+    venv.debug = fetch_failure("connection error: Failed to resolve IP address for 'idx.example' ([Errno -2] Name or "
+                               "service not known)")
+    monkeypatch.setattr(pip_constrained.time, "sleep", lambda s: pytest.fail("no retry for dns"))
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["einops"], index_url="https://ci:tok@idx.example/s")
+    assert failed and result["failure"] == "dns" and result["failure_detail"]["host"] == "idx.example"
+    first = result["msg"].splitlines()[0]
+    assert first.startswith("pip install failed: [dns] idx.example") and "primus_pip_use_config: true" in first
+
+
+def test_credentials_are_redacted_everywhere(monkeypatch, venv, tmp_path):
+    log = tmp_path / "pip.log"
+    token = "s3cr3t-t0ken-value"
+    venv.install = lambda args: (1, "Looking in indexes: https://ci:****@idx.example/simple\n" + NOT_FOUND,
+                                 "echo https://ci:%s@idx.example/simple\n" % token)
+    venv.debug = fetch_failure("404 Client Error: Not Found for url: https://idx.example/simple/einops/")
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["einops"], log_path=str(log),
+                                index_url="https://ci:%s@idx.example/simple" % token,
+                                environment={"PIP_EXTRA_INDEX_URL": "https://x:%s-2@other.example/s" % token})
+    assert failed and result["failure"] == "not_found"
+    blob = json.dumps(result) + log.read_text()
+    assert token not in blob and "https://ci:****@idx.example/simple" in " ".join(result["cmd"])
+    assert stat.S_IMODE(os.stat(str(log)).st_mode) == 0o640
+
+
+def test_an_existing_log_loses_permissions_for_others(monkeypatch, venv, tmp_path):
+    log = tmp_path / "old.log"
+    log.write_text("old\n")
+    os.chmod(str(log), 0o666)
+    venv.install = installer(venv, {"x": "1"})
+    run_module(monkeypatch, venv, tmp_path, name=["x"], log_path=str(log))
+    assert stat.S_IMODE(os.stat(str(log)).st_mode) == 0o640 and log.read_text().startswith("old\n")
+
+
+def test_check_mode_without_the_venv_and_without_plan_python_is_an_inexact_plan(monkeypatch, tmp_path):
+    missing = FakeVenv(str(tmp_path / "v"))
+    os.remove(missing.python)
+    os.remove(os.path.join(missing.root, "pyvenv.cfg"))
+    os.rmdir(os.path.dirname(missing.python))
+    os.rmdir(missing.root)
+    result, failed = run_module(monkeypatch, missing, tmp_path, check_mode=True, diff=True,
+                                name=["torch==%s" % ROCM, "einops"])
+    assert not failed and result["changed"] is True and result["plan_exact"] is False
+    assert [(p["name"], p["version"]) for p in result["plan"]] == [("einops", None), ("torch", ROCM)]
+    assert result["diff"]["after"] == "einops  # version decided when the task runs\ntorch==%s\n" % ROCM
+    assert any("no plan_python is given" in w for w in result["warnings"]) and missing.calls == []
+
+
+def test_prior_changes_turn_an_unresolvable_dry_run_into_an_inexact_plan(monkeypatch, venv, tmp_path):
+    venv.add("pip", "26.3")
+    venv.dry_run = (1, NOT_FOUND.replace("einops", "cxxfilt"), "", None)
+    result, failed = run_module(monkeypatch, venv, tmp_path, check_mode=True, name=["apex"], prior_changes=True)
+    assert not failed and result["plan_exact"] is False and result["plan"][0]["requirement"] == "apex"
+    (warning,) = [w for w in result["warnings"] if "check mode" in w]
+    assert "earlier tasks of this run would change it first" in warning
+    assert "No matching distribution found for cxxfilt" in warning
+    result, failed = run_module(monkeypatch, venv, tmp_path, check_mode=True, name=["apex"])
+    assert failed and result["failure"] == "not_found"
+
+
+def test_requirements_file_variables_come_from_the_tasks_environment(monkeypatch, venv, tmp_path):
+    monkeypatch.setenv("ALPHA_VERSION", "9.9")   # the module's own environment: pip never sees it
+    (tmp_path / "r.txt").write_text("alpha==${ALPHA_VERSION}\n")
+    venv.add("alpha", "1.1")
+    result, failed = run_module(monkeypatch, venv, tmp_path, requirements=str(tmp_path / "r.txt"),
+                                environment={"ALPHA_VERSION": "1.1"})
+    assert not failed and result["satisfied"] is True and venv.pip_calls() == []
