@@ -86,7 +86,7 @@ def test_rocm_sdk_initialised_and_recorded_in_env_sh(converged):
     rocm = os.path.join(base, "venv", "lib", "python3.12", "site-packages", "_rocm_sdk_devel")
     assert os.path.isfile(os.path.join(rocm, "bin", "hipcc"))
     with open(os.path.join(base, "env.sh")) as handle:
-        assert "export ROCM_PATH=%s" % rocm in handle.read()
+        assert "export ROCM_PATH='%s'" % rocm in handle.read()
 
 
 def test_second_run_changes_nothing_and_is_quick(converged):
