@@ -263,40 +263,43 @@ def _sh_value(parts, suffix=''):
     return ''.join(words) or "''"
 
 
-def render_sh(table):
-    """The table as bash, for env.sh. Needs two functions from env.sh's own logic: _primus_add VAR SEP
-    first|last VALUE... and _primus_private_dir VAR; and _primus_<runtime> variables."""
+def _render(table, open_condition, close, render_entry):
+    """The table's lines in order, consecutive entries under one condition in one indented block."""
     conditions, entries = parse(table)
     lines = []
     for when, group in _groups(entries):
-        indent = ''
+        pad = ''
         if when is not None:
-            kind, parts = conditions[when]
-            lines.append('if [ %s %s ]; then' % ('-d' if kind == 'dir' else '-f', _sh_value(parts)))
-            indent = '  '
+            lines.append(open_condition(*conditions[when]))
+            pad = '    '
         for entry in group:
-            name, how = entry['name'], entry['how']
-            if how in ('force', 'default') and not entry['private']:
-                if how == 'force':
-                    lines.append('%sexport %s=%s' % (indent, name, _sh_value(entry['value'])))
-                else:
-                    lines.append('%s[ -n "${%s:-}" ] || %s=%s; export %s' % (indent, name, name, _sh_value(entry['value']), name))
-            elif how in ('force', 'default'):
-                if how == 'force':
-                    lines.append('%s%s=%s' % (indent, name, _sh_value(entry['value'])))
-                else:
-                    lines.append('%s[ -n "${%s:-}" ] || %s=%s' % (indent, name, name, _sh_value(entry['value'])))
-                lines.append('%s_primus_private_dir %s; export %s' % (indent, name, name))
-            elif how in ('prepend', 'append'):
-                lines.append('%s_primus_add %s %s %s %s' % (
-                    indent, name, sh_quote(entry['separator']), 'first' if how == 'prepend' else 'last',
-                    ' '.join(_sh_value(v) for v in entry['values'])))
-            else:
-                lines.append('%s# shellcheck disable=SC1091 # the venv\'s own activate script' % indent)
-                lines.append('%s. %s' % (indent, _sh_value(entry['value'], '/bin/activate')))
+            lines.extend(pad + line for line in render_entry(entry))
         if when is not None:
-            lines.append('fi')
+            lines.append(close)
     return '\n'.join(lines)
+
+
+def _sh_entry(entry):
+    name, how = entry['name'], entry['how']
+    if how in ('prepend', 'append'):
+        return ['_primus_add %s %s %s %s' % (name, sh_quote(entry['separator']), 'first' if how == 'prepend' else 'last',
+                                             ' '.join(_sh_value(v) for v in entry['values']))]
+    if how == 'activate':
+        return ["# shellcheck disable=SC1091 # the venv's own activate script",
+                '. %s' % _sh_value(entry['value'], '/bin/activate')]
+    assign = '%s=%s' % (name, _sh_value(entry['value']))
+    if how == 'default':
+        assign = '[ -n "${%s:-}" ] || %s' % (name, assign)
+    if entry['private']:
+        return [assign, '_primus_private_dir %s; export %s' % (name, name)]
+    return ['%s; export %s' % (assign, name) if how == 'default' else 'export ' + assign]
+
+
+def render_sh(table):
+    """The table as bash, for env.sh. Needs two functions from env.sh's own logic: _primus_add VAR SEP
+    first|last VALUE... and _primus_private_dir VAR; and _primus_<runtime> variables."""
+    return _render(table, lambda kind, parts: 'if [ %s %s ]; then' % ('-d' if kind == 'dir' else '-f', _sh_value(parts)),
+                   'fi', _sh_entry)
 
 
 # ------------------------------------------------------------------ Tcl
@@ -317,40 +320,30 @@ def _tcl_value(parts, suffix=''):
     return '"' + ''.join(out) + '"'
 
 
+def _tcl_entry(entry):
+    name, how = entry['name'], entry['how']
+    if how in ('prepend', 'append'):
+        delim = '' if entry['separator'] == ':' else '-d %s ' % tcl_quote(entry['separator'])
+        values = entry['values'] if how == 'append' else list(reversed(entry['values']))
+        return ['%s-path %s%s %s' % (how, delim, name, _tcl_value(parts)) for parts in values]
+    if how == 'activate':
+        return ['setenv VIRTUAL_ENV [set primus_env(VIRTUAL_ENV) %s]' % _tcl_value(entry['value']),
+                'prepend-path PATH "$primus_env(VIRTUAL_ENV)/bin"']
+    value = _tcl_value(entry['value'])
+    if how == 'default':
+        value = '[primus_getenv %s %s]' % (name, value)
+    if entry['private']:
+        return ['set primus_env(%s) %s' % (name, value), 'primus_private_dir %s' % name,
+                'setenv %s $primus_env(%s)' % (name, name)]
+    return ['setenv %s [set primus_env(%s) %s]' % (name, name, value)]
+
+
 def render_tcl(table):
     """The table as Tcl, for the modulefile. Needs the procs primus_getenv NAME DEFAULT and
     primus_private_dir NAME from the modulefile's own logic, and its primus_rt array."""
-    conditions, entries = parse(table)
-    lines = []
-    for when, group in _groups(entries):
-        indent = ''
-        if when is not None:
-            kind, parts = conditions[when]
-            lines.append('if {[file %s %s]} {' % ('isdirectory' if kind == 'dir' else 'isfile', _tcl_value(parts)))
-            indent = '    '
-        for entry in group:
-            name, how = entry['name'], entry['how']
-            if how in ('force', 'default'):
-                value = _tcl_value(entry['value'])
-                if how == 'default':
-                    value = '[primus_getenv %s %s]' % (name, value)
-                if entry['private']:
-                    lines.append('%sset primus_env(%s) %s' % (indent, name, value))
-                    lines.append('%sprimus_private_dir %s' % (indent, name))
-                    lines.append('%ssetenv %s $primus_env(%s)' % (indent, name, name))
-                else:
-                    lines.append('%ssetenv %s [set primus_env(%s) %s]' % (indent, name, name, value))
-            elif how in ('prepend', 'append'):
-                delim = '' if entry['separator'] == ':' else '-d %s ' % tcl_quote(entry['separator'])
-                values = entry['values'] if how == 'append' else list(reversed(entry['values']))
-                for parts in values:
-                    lines.append('%s%s-path %s%s %s' % (indent, how, delim, name, _tcl_value(parts)))
-            else:
-                lines.append('%ssetenv VIRTUAL_ENV [set primus_env(VIRTUAL_ENV) %s]' % (indent, _tcl_value(entry['value'])))
-                lines.append('%sprepend-path PATH "$primus_env(VIRTUAL_ENV)/bin"' % indent)
-        if when is not None:
-            lines.append('}')
-    return '\n'.join(lines)
+    def open_condition(kind, parts):
+        return 'if {[file %s %s]} {' % ('isdirectory' if kind == 'dir' else 'isfile', _tcl_value(parts))
+    return _render(table, open_condition, '}', _tcl_entry)
 
 
 # ------------------------------------------------------------------ a plain dict

@@ -155,11 +155,18 @@ python:
 interpreters:
   description:
     - For each interpreter of O(interpreters) - C(exists) (something is at that path), C(version) (C(major.minor),
-      empty when it cannot run or prints no version) and C(error) (why, in words that can follow "it", e.g.
-      "cannot be run: it is a directory" or "ran but printed 'hello' instead of a version, so it is not a Python").
+      empty when it cannot run or prints no version) and C(error) (why, in words that can follow "it", for example
+      C(cannot be run - it is a directory) or C(ran but printed 'hello' instead of a version, so it is not a Python)).
   returned: always
   type: dict
   sample: {"/usr/bin/python3.11": {"exists": true, "version": "3.11", "error": ""}}
+environment:
+  description:
+    - The list variables a command on this node starts with (C(PATH), C(LD_LIBRARY_PATH), C(PIP_CONSTRAINT); empty when
+      unset), for a build environment that prepends to them (filter C(primus.trainenv.env_dict), its C(inherit)).
+  returned: always
+  type: dict
+  sample: {"PATH": "/usr/local/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": ""}
 private_dirs:
   description:
     - For each directory of O(private_dirs) - C(path) (with C({user}) replaced), C(exists), C(owner) (user
@@ -356,6 +363,7 @@ def main():
         interpreters=dict((p, interpreter_version(module, p, user)) for p in module.params['interpreters'] if p),
         private_dirs=dict((name, look_at_private_dir(str(p or ''), user, os.geteuid()))
                           for name, p in module.params['private_dirs'].items()),
+        environment=dict((name, os.environ.get(name, '')) for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT')),
     )
     found = [(c, module.get_bin_path(c)) for c in module.params['commands']]
     node['commands'] = dict((c, where) for c, where in found if where)

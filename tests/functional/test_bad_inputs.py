@@ -108,11 +108,11 @@ def matrix(playbook, target, python310, python312, shared_dir):
         "base-relative": ({"primus_base": "envs/primus-env"}, ["PRIMUS_BASE must be an absolute path, got 'envs/primus-env'"]),
         "base-tilde": ({"primus_base": "~/envs/primus-env"}, ["~ is not expanded"]),
         "base-empty": ({"primus_base": ""}, ["PRIMUS_BASE is not set", 'export PRIMUS_BASE="$HOME/envs/primus-env"']),
-        "base-long-name": ({"primus_base": d("base-long-name", n300)}, ["has a component of 300 characters",
-                                                                       "Linux allows at most 255"]),
+        "base-long-name": ({"primus_base": d("base-long-name", n300)},
+                           ["has a component of 300 characters", "Linux allows at most 255"]),
         "base-too-long": ({"primus_base": d("base-too-long") + "/abcdefghij" * 110}, ["characters long; at most 1024"]),
-        "base-file": ({"primus_base": d("base-file", "afile", "base")}, ["exists and is not a directory",
-                                                                        "Nothing was created"]),
+        "base-file": ({"primus_base": d("base-file", "afile", "base")},
+                      ["exists and is not a directory", "Nothing was created"]),
         "base-unwritable": ({"primus_base": "/root/primus-env"}, ["is not writable by user %s" % target.user]),
         # the other directories
         "build-cmdsubst": ({"primus_build_dir": d("build-cmdsubst", "b$(touch PWNED)")},
@@ -163,7 +163,7 @@ def matrix(playbook, target, python310, python312, shared_dir):
                                    ["it cannot be run: user %s may not reach or run it (permission denied" % target.user]),
         })
 
-    for name, (host_vars, _) in cases.items():
+    for name, (host_vars, _words) in cases.items():
         host_vars.setdefault("primus_base", d(name, "envs", "primus-env"))
     # The target user's own files for the cases: one directory per case, the base's nearest existing one.
     script = ["set -e", "umask 022"]
@@ -178,8 +178,8 @@ def matrix(playbook, target, python310, python312, shared_dir):
         "printf '#!/bin/sh\\necho \"hello world\"\\n' > %s && chmod 755 %s" % (
             quote(d("python-garbage", "python")), quote(d("python-garbage", "python"))),
         "ln -s %s %s" % (quote(d("python-dangling", "gone")), quote(d("python-dangling", "python"))),
-        "printf 'ELF\\001garbage' > %s && chmod 755 %s" % (quote(d("python-not-a-program", "python")),
-                                                          quote(d("python-not-a-program", "python"))),
+        "printf 'ELF\\001garbage' > %s && chmod 755 %s" % (
+            quote(d("python-not-a-program", "python")), quote(d("python-not-a-program", "python"))),
     ]
     made = target.run(["bash", "-c", "\n".join(script)])
     assert made.returncode == 0, made.stderr
@@ -198,7 +198,7 @@ def matrix(playbook, target, python310, python312, shared_dir):
 
     interpreters = [python312, python310, "/usr/bin/python3"]
     before, interpreters_before = snapshot(), interpreters_digest(interpreters)
-    run = playbook("venv,torch", hosts={"bad-" + name: host_vars for name, (host_vars, _) in cases.items()})
+    run = playbook("venv,torch", hosts={"bad-" + name: case[0] for name, case in cases.items()})
     record_timing("bad-input matrix: %d cases in one run (unprivileged, SSH)" % len(cases), run.seconds)
     after, interpreters_after = snapshot(), interpreters_digest(interpreters)
     yield run, cases, before, after, (interpreters_before, interpreters_after), relative
@@ -220,7 +220,7 @@ def test_the_matrix_has_at_least_30_cases_and_the_run_fails(matrix):
 def test_each_case_stops_its_host_with_its_own_message(matrix):
     run, cases = matrix[0], matrix[1]
     problems = []
-    for name, (_, words) in sorted(cases.items()):
+    for name, (_vars, words) in sorted(cases.items()):
         host = "bad-" + name
         failed = [r for r in run.results if r["host"] == host and r["status"] == "failed"]
         stats = run.stats.get(host, {})

@@ -97,6 +97,16 @@ def test_second_run_changes_nothing_and_is_quick(converged):
     assert second.task("Install torch").get("result", {}).get("commands") == []
 
 
+def test_a_trailing_slash_or_a_double_slash_names_the_same_base(converged, playbook):
+    """PRIMUS_BASE is normalised once: the same base spelled differently changes nothing."""
+    base = converged.base
+    again = playbook("venv,torch", base.replace("/bases/", "//bases/") + "/")
+    assert again.rc == 0, again
+    assert again.stats["node1"]["changed"] == 0, again.changed_tasks()
+    with open(os.path.join(base, "env.sh")) as handle:
+        assert "_primus_built_for='%s'\n" % base in handle.read()
+
+
 def test_env_sh_passes_shellcheck(converged):
     base = converged.base
     proc = subprocess.run(["shellcheck", "-s", "bash", os.path.join(base, "env.sh")], capture_output=True, text=True,

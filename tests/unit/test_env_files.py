@@ -261,7 +261,7 @@ def foreign_dirs(tmp_path):
 
 def test_env_sh_never_uses_a_foreign_cache_dir(tmp_path):
     for label, cache, words in foreign_dirs(tmp_path):
-        base, env_sh, _ = plain(tmp_path / label.replace(" ", "-"), cache)
+        base, env_sh, _module = plain(tmp_path / label.replace(" ", "-"), cache)
         before = sorted(os.listdir(cache))
         proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base, TMPDIR=str(tmp_path)))
         assert proc.returncode == 0, proc.stderr.decode()
@@ -278,7 +278,7 @@ def test_env_sh_never_uses_a_foreign_cache_dir(tmp_path):
 @pytest.mark.skipif(TCLSH is None, reason="tclsh is not installed (apt install tcl)")
 def test_modulefile_never_uses_a_foreign_cache_dir(tmp_path):
     for label, cache, words in foreign_dirs(tmp_path):
-        base, _, modulefile = plain(tmp_path / label.replace(" ", "-"), cache)
+        base, _env_sh, modulefile = plain(tmp_path / label.replace(" ", "-"), cache)
         proc = load_with_tclsh(modulefile, str(tmp_path), environ("tester", TMPDIR=str(tmp_path)), str(tmp_path))
         assert proc.returncode == 0, proc.stderr.decode()
         got = parse_env0(proc.stdout)
@@ -288,8 +288,43 @@ def test_modulefile_never_uses_a_foreign_cache_dir(tmp_path):
 
 def test_env_sh_creates_its_own_cache_dir_private(tmp_path):
     cache = str(tmp_path / "new" / "cache")
-    base, env_sh, _ = plain(tmp_path, cache)
+    base, env_sh, _module = plain(tmp_path, cache)
     proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base))
     assert proc.returncode == 0 and "PRIMUS_CACHE_DIR" not in proc.stderr.decode(), proc.stderr.decode()
     assert parse_env0(proc.stdout)["PRIMUS_CACHE_DIR"] == cache
     assert os.stat(cache).st_mode & 0o777 == 0o700
+
+
+# ------------------------------------------------------------------ a build environment from the same table
+
+BUILD_ENV = ("{{ primus_env_table | primus.trainenv.env_dict("
+             "runtime={'user': primus_node.user, 'archs': preflight_plan.pytorch_rocm_arch, "
+             "'atomic': preflight_plan.ck_atomic_fp32}, "
+             "conditions={'venv': true, 'constraints': true, 'rocm_sdk': true, 'z3': false}, "
+             "inherit=primus_node.environment, overrides={'GPU_ARCHS': preflight_plan.pytorch_rocm_arch}) }}")
+
+
+def test_a_cross_compiling_build_environment_from_the_same_table(tmp_path):
+    """What a stage such as flash_attn gets (issue 11): GPU_ARCHS is the arch list, env.sh keeps native."""
+    variables = layout("/b")
+    variables["preflight_plan"].update(pytorch_rocm_arch="gfx942;gfx950", ck_atomic_fp32="1")
+    variables["primus_node"] = {"user": "alice", "environment": {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "",
+                                                                 "PIP_CONSTRAINT": ""}}
+    env, env_sh, module = render(variables, BUILD_ENV, "env.sh.j2", "modulefile.tcl.j2")
+    rocm = "/b/venv/lib/python3.12/site-packages/_rocm_sdk_devel"
+    assert env["GPU_ARCHS"] == "gfx942;gfx950" and env["PYTORCH_ROCM_ARCH"] == "gfx942;gfx950"
+    assert env["HIP_ARCHITECTURES"] == env["ROCM_AMDGPU_TARGETS"] == "gfx942,gfx950"
+    assert env["PATH"] == "%s/bin:%s/llvm/bin:/b/venv/bin:/usr/bin:/bin" % (rocm, rocm)
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == rocm + "/lib" and env["LIBRARY_PATH"] == "%s/lib:%s/lib64" % (rocm, rocm)
+    assert (env["SRC_DIR"], env["PRIMUS_CACHE_DIR"], env["PIP_CACHE_DIR"]) == (
+        "/tmp/primus-build-alice", "/tmp/primus-cache-alice", "/tmp/primus-cache-alice/pip")
+    assert (env["MAX_JOBS"], env["NVTE_CK_IS_V3_ATOMIC_FP32"], env["PRIMUS_SKIP_PIP"]) == ("7", "1", "1")
+    assert env["PIP_CONSTRAINT"] == "/b/pip-constraints.txt" and env["VIRTUAL_ENV"] == "/b/venv"
+    assert "[ -n \"${GPU_ARCHS:-}\" ] || GPU_ARCHS='native'; export GPU_ARCHS" in env_sh
+    assert "setenv GPU_ARCHS [set primus_env(GPU_ARCHS) [primus_getenv GPU_ARCHS {native}]]" in module
+    # Every variable the build environment has, env.sh and the modulefile set too (one table).
+    for name in env:
+        assert (" %s=" % name in env_sh or "export %s=" % name in env_sh or "_primus_add %s " % name in env_sh
+                or name == "VIRTUAL_ENV"), name
+        assert ("setenv %s " % name in module or "-path %s " % name in module or "-path -d { } %s " % name in module
+                or '-path -d " " %s ' % name in module), name
