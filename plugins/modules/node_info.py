@@ -18,10 +18,13 @@ description:
   - Reports the user, its home, the CPUs this process may run on (its affinity mask) and the memory available to it
     (C(MemAvailable) of C(/proc/meminfo), lowered to what its cgroup's memory limit leaves).
   - Asks each interpreter of O(interpreters) for its C(major.minor) and looks up each command of O(commands) on C(PATH).
+    An interpreter that cannot be run (missing, a directory, not executable, a dangling symlink, not a program, a path
+    too long) or that prints no version is described in words, not failed on.
   - With O(venv), looks at what is at the venv path (RV(venv)) - whether it is a venv this collection made and
     finished, one whose creation was interrupted, a venv made by someone else that can be adopted, or something that
     must not be touched - and lists pip's debris of a killed install in its site-packages.
   - With O(state_dir), reads every stage stamp C(<state_dir>/<stage>.json) (RV(stamps)).
+  - Looks at each directory of O(private_dirs) - whether another user owns it or others can write it.
   - One module run instead of a fact gathering, a stat and several commands - every task costs a round trip, and a
     converged run should take seconds. No builtin gives the free space of a path that does not exist yet without
     gathering every mount of the node.
@@ -56,6 +59,14 @@ options:
     description: Directory of the stage stamps to read (it does not need to exist). Empty means do not read.
     type: str
     default: ''
+  private_dirs:
+    description:
+      - Directories this user must own alone (a build or cache directory), by name. C({user}) in a path stands for
+        the user's name (for example C(/tmp/primus-build-{user})). It is looked at normalised (repeated and trailing
+        slashes, C(.) components removed).
+      - Each is looked at without following a symlink and without creating anything; see RV(private_dirs).
+    type: dict
+    default: {}
 '''
 
 EXAMPLES = r'''
@@ -64,6 +75,8 @@ EXAMPLES = r'''
     path: /home/trainer/envs/primus-env
     interpreters: [/home/trainer/envs/primus-env/venv/bin/python]
     commands: [git, make, g++]
+    private_dirs:
+      build: /tmp/primus-build-{user}
   register: base_capacity
 
 - name: Stop when it cannot be created or is too small
@@ -153,11 +166,28 @@ python:
   sample: /usr/bin/python3
 interpreters:
   description:
-    - For each interpreter of O(interpreters) - C(exists), C(version) (C(major.minor), empty when it cannot run)
-      and C(error) (why it cannot run).
+    - For each interpreter of O(interpreters) - C(exists) (something is at that path), C(version) (C(major.minor),
+      empty when it cannot run or prints no version) and C(error) (why, in words that can follow "it", for example
+      C(cannot be run - it is a directory) or C(ran but printed 'hello' instead of a version, so it is not a Python)).
   returned: always
   type: dict
   sample: {"/usr/bin/python3.11": {"exists": true, "version": "3.11", "error": ""}}
+environment:
+  description:
+    - The list variables a command on this node starts with (C(PATH), C(LD_LIBRARY_PATH), C(PIP_CONSTRAINT); empty when
+      unset), for a build environment that prepends to them (filter C(primus.trainenv.env_dict), its C(inherit)).
+  returned: always
+  type: dict
+  sample: {"PATH": "/usr/local/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": ""}
+private_dirs:
+  description:
+    - For each directory of O(private_dirs) - C(path) (with C({user}) replaced), C(exists), C(owner) (user
+      name, empty when it does not exist) and C(problem) - why it must not be adopted (another user's directory, one
+      others can write, a symlink, not a directory), or empty.
+  returned: always
+  type: dict
+  sample: {"cache": {"path": "/tmp/primus-cache-trainer", "exists": true, "owner": "mallory",
+           "problem": "is owned by mallory (uid 1001), not by you"}}
 commands:
   description: The commands of O(commands) found on C(PATH), with their paths.
   returned: always
@@ -183,12 +213,18 @@ stamps:
   sample: {"venv": {"format": 1, "stage": "venv", "release": "v26.5", "key_id": "6f1c0e2d9a8b7c6d", "problem": ""}}
 '''
 
+import errno
 import os
 import pwd
+import re
+import stat
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state, venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import normalise, private_dir_problem, visible
+
+_VERSION_RE = re.compile(r'^(\d+)\.(\d+)$')
 
 
 def nearest_existing(path):
@@ -255,19 +291,87 @@ def cpu_count():
         return os.cpu_count() or 1
 
 
-def interpreter_version(module, path):
+def os_error_words(exc, user):
+    """An OSError about a path, as words that say what to fix."""
+    code = getattr(exc, 'errno', None)
+    if code == errno.ENOENT:
+        return 'it does not exist'
+    if code == errno.ENAMETOOLONG:
+        return 'its path is too long for Linux (a name of more than 255 characters, or more than 4096 in all)'
+    if code in (errno.EACCES, errno.EPERM):
+        return 'user %s may not reach or run it (permission denied: a directory on its path is not searchable, ' \
+               'or its filesystem is mounted noexec)' % user
+    if code == errno.ENOEXEC:
+        return 'the kernel cannot execute it (Exec format error): it is not a program, nor a script starting with #!'
+    if code == errno.ENOTDIR:
+        return 'a component of its path is a file, not a directory'
+    if code == errno.ELOOP:
+        return 'its symlinks loop'
+    return '%s (errno %s)' % (getattr(exc, 'strerror', None) or exc, code)
+
+
+def interpreter_version(module, path, user):
+    """{'exists', 'version', 'error'} of one interpreter; never fails the module."""
+    def cannot(exists, words):
+        return {'exists': exists, 'version': '', 'error': 'cannot be run: ' + words}
+
     if os.sep not in path:
-        path = module.get_bin_path(path) or path
-    if not os.path.lexists(path):
-        return {'exists': False, 'version': '', 'error': 'no such file'}
+        found = module.get_bin_path(path)
+        if not found:
+            return cannot(False, 'there is no %s on PATH' % path)
+        path = found
     try:
-        rc, out, err = module.run_command([path, '-c', "import sys; print('%d.%d' % sys.version_info[:2])"])
+        lst = os.lstat(path)
+    except OSError as exc:
+        return cannot(False, os_error_words(exc, user))
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if stat.S_ISLNK(lst.st_mode) and exc.errno == errno.ENOENT:
+            return cannot(True, 'it is a dangling symlink (to %s, which does not exist)' % visible(os.readlink(path)))
+        return cannot(True, os_error_words(exc, user))
+    if stat.S_ISDIR(st.st_mode):
+        return cannot(True, 'it is a directory, not a program')
+    if not stat.S_ISREG(st.st_mode):
+        return cannot(True, 'it is not a regular file')
+    if not os.access(path, os.X_OK):
+        return cannot(True, 'it is not executable by user %s (mode %04o)' % (user, stat.S_IMODE(st.st_mode)))
+    try:
+        rc, out, err = module.run_command([path, '-c', "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                          expand_user_and_vars=False, handle_exceptions=False)
     except (IOError, OSError) as exc:
-        return {'exists': True, 'version': '', 'error': str(exc)}
+        return cannot(True, os_error_words(exc, user))
     if rc != 0:
         lines = (err or out or '').strip().splitlines()
-        return {'exists': True, 'version': '', 'error': 'rc %s: %s' % (rc, lines[-1] if lines else 'no output')}
-    return {'exists': True, 'version': out.strip(), 'error': ''}
+        return cannot(True, 'it exits with rc %s: %s' % (rc, visible(lines[-1][:200]) if lines else 'no output'))
+    text = (out or '').strip()
+    if not _VERSION_RE.match(text):
+        return {'exists': True, 'version': '', 'error': 'ran but printed %s instead of a version, so it is not a Python '
+                'interpreter' % (visible(text[:80]) if text else 'nothing')}
+    return {'exists': True, 'version': text, 'error': ''}
+
+
+def look_at_private_dir(path, user, uid):
+    path = path.replace('{user}', user)
+    result = {'path': path, 'exists': False, 'owner': '', 'problem': ''}
+    if not path.startswith('/'):
+        return result   # preflight explains a relative path
+    try:
+        lst = os.lstat(normalise(path))
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            result['problem'] = 'cannot be looked at: %s' % os_error_words(exc, user)
+        return result
+    result.update(exists=True, owner=user_name(lst.st_uid))
+    result['problem'] = private_dir_problem(lst, uid, user_name)
+    return result
+
+
+def user_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return 'uid %d' % uid
 
 
 def pip_works(module):
@@ -294,6 +398,7 @@ def main():
             commands=dict(type='list', elements='str', default=[]),
             venv=dict(type='str', default=''),
             state_dir=dict(type='str', default=''),
+            private_dirs=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
@@ -304,7 +409,10 @@ def main():
         user, home = str(os.geteuid()), os.environ.get('HOME', '')
     node = dict(
         changed=False, user=user, home=home, python=sys.executable, cpus=cpu_count(),
-        interpreters=dict((p, interpreter_version(module, p)) for p in module.params['interpreters'] if p),
+        interpreters=dict((p, interpreter_version(module, p, user)) for p in module.params['interpreters'] if p),
+        private_dirs=dict((name, look_at_private_dir(str(p or ''), user, os.geteuid()))
+                          for name, p in module.params['private_dirs'].items()),
+        environment=dict((name, os.environ.get(name, '')) for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT')),
     )
     found = [(c, module.get_bin_path(c)) for c in module.params['commands']]
     node['commands'] = dict((c, where) for c, where in found if where)
@@ -328,7 +436,7 @@ def main():
         problem = 'PRIMUS_BASE is not set' if not path else '%r is not an absolute path' % path
         module.exit_json(path=path, exists=False, is_dir=False, nearest_existing='', nearest_is_dir=False,
                          creatable=False, problem=problem, free_bytes=0, total_bytes=0, **node)
-    path = os.path.normpath(path)
+    path = normalise(path)
 
     exists = os.path.exists(path)
     nearest = path if exists else nearest_existing(path)
@@ -348,7 +456,7 @@ def main():
         free = st.f_bavail * st.f_frsize
         total = st.f_blocks * st.f_frsize
     except OSError as exc:
-        module.fail_json(msg='cannot read the free space of %s: %s' % (stat_dir, exc))
+        problem = problem or 'the free space of %s cannot be read: %s' % (stat_dir, os_error_words(exc, user))
 
     module.exit_json(
         path=path,

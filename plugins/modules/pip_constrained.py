@@ -255,6 +255,8 @@ notes:
   - When something must change and O(forbid) is set, pip resolves twice (dry-run, then install);
     downloads are reused through pip's cache.
   - Uninstalls (O(state=absent)) do not remove distributions that depended on the removed ones.
+  - pip runs under the user's umask with group and other write removed, so nothing it installs (nor the log) is
+    writable by others, even under C(umask 000).
 requirements:
   - The venv's python is 3.8 or newer and has pip (any venv made by C(python -m venv)).
 seealso:
@@ -452,6 +454,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
     check_extra_args, install_args, pip_environ, uninstall_args)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
@@ -1111,6 +1114,7 @@ def main():
         required_one_of=[['name', 'requirements', 'src']],
         supports_check_mode=True,
     )
+    restrict_umask()   # pip's files and the log: never writable by others, whatever the user's umask
     PipConstrained(module).main()
 
 

@@ -13,7 +13,9 @@ short_description: Write several small text files in one round trip, atomically 
 version_added: 0.1.0
 description:
   - Writes each file of O(files) whose content or mode differs, through a temporary file and an atomic rename, and
-    creates missing parent directories (mode 0755).
+    creates missing parent directories with mode O(dir_mode), each level explicitly, whatever the umask.
+  - A mode that gives others write permission is refused; under any umask (even C(000)) nothing written is
+    group- or world-writable unless the mode says group.
   - One module run for a set of generated files (env.sh, the constraints file, the modulefile, the manifest), where
     C(ansible.builtin.template) costs two round trips per file even when nothing changes.
   - Check mode reports what would change and writes nothing; diff mode shows each changed file's before and after.
@@ -42,9 +44,13 @@ options:
         type: str
         required: true
       mode:
-        description: Octal permissions, for example C("0644").
+        description: Octal permissions, for example C("0644"). Others may never write (C(o+w) is refused).
         type: str
         default: "0644"
+  dir_mode:
+    description: Octal permissions of the parent directories this module creates. Others may never write.
+    type: str
+    default: "0755"
 """
 
 EXAMPLES = r"""
@@ -77,6 +83,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
 
 
 def current(path):
@@ -89,12 +96,22 @@ def current(path):
         return None, None
 
 
-def write(module, path, data, mode):
+def octal_mode(module, text, what):
+    try:
+        mode = int(text, 8)
+    except (TypeError, ValueError):
+        module.fail_json(msg="mode %r of %s is not octal" % (text, what))
+    if mode & 0o002 or mode & ~0o7777:
+        module.fail_json(msg="mode %r of %s would let every user write it; use e.g. 0644 (files) or 0755 (directories)"
+                             % (text, what))
+    return mode
+
+
+def write(module, path, data, mode, dir_mode):
     parent = os.path.dirname(path)
     tmp = None
     try:
-        if not os.path.isdir(parent):
-            os.makedirs(parent, 0o755)
+        make_dirs(parent, dir_mode)
         fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -112,18 +129,17 @@ def main():
             path=dict(type="path", required=True),
             content=dict(type="str", required=True),
             mode=dict(type="str", default="0644"),
-        ))),
+        )), dir_mode=dict(type="str", default="0755")),
         supports_check_mode=True,
     )
+    restrict_umask()
+    dir_mode = octal_mode(module, module.params["dir_mode"], "the parent directories")
     written, unchanged, diffs = [], [], []
     for item in module.params["files"]:
         path = item["path"]
         if not os.path.isabs(path):
             module.fail_json(msg="path %r is not absolute" % path)
-        try:
-            mode = int(item["mode"], 8)
-        except ValueError:
-            module.fail_json(msg="mode %r of %s is not octal" % (item["mode"], path))
+        mode = octal_mode(module, item["mode"], path)
         data = to_bytes(item["content"])
         have, have_mode = current(path)
         if have == data and have_mode == mode:
@@ -134,7 +150,7 @@ def main():
                           before=to_text(have, errors="surrogate_or_replace") if have is not None else "",
                           after=item["content"]))
         if not module.check_mode:
-            write(module, path, data, mode)
+            write(module, path, data, mode, dir_mode)
     module.exit_json(changed=bool(written), written=written, unchanged=unchanged, diff=diffs)
 
 

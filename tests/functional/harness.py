@@ -23,7 +23,6 @@ import time
 import zipfile
 
 import pytest
-import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests"))
@@ -288,6 +287,9 @@ def target(tmp_path_factory, python312, shared_dir):
         "PidFile %s" % (tmp / "sshd.pid"), "AuthorizedKeysFile %s/%%u" % keys, "StrictModes no",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin no",
         "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp",
+        # Many inventory hosts on this one target share one multiplexed connection (ControlPersist)
+        # and start at once: more sessions and unauthenticated starts than sshd's defaults (10).
+        "MaxSessions 100", "MaxStartups 100:30:200",
         # The world's uv stand-in "downloads" this interpreter when `uv python install 3.12` runs.
         "SetEnv PRIMUS_WORLD_UV_PYTHON=%s" % python312, ""]))
     os.makedirs("/run/sshd", exist_ok=True)
@@ -351,16 +353,20 @@ class PlaybookRun:
 
 @pytest.fixture(scope="session")
 def playbook(tmp_path_factory, target, world, python312):
-    """run(tags, base, **extra_vars) -> PlaybookRun; the world's pins and a recorded GPU host."""
+    """run(tags, base, **extra_vars) -> PlaybookRun; the world's pins and a recorded GPU host.
+
+    hosts={name: vars}: several inventory hosts, all the same target, each with its own variables;
+    the common variables then go into the inventory (not -e, which would override the hosts').
+    """
     tmp = tmp_path_factory.mktemp("playbook")
     counter = [0]
 
     def run(tags=None, base=None, gpu_host="mi300x", check=False, diff=False, extra=None, env=None, args=(),
-            background=False):
-        """background=True: start it in a process group of its own and return a Background (finish() waits)."""
+            background=False, hosts=None):
+        """background=True: start it in a process group of its own and return a Background (finish() waits).
+        hosts={name: host vars}: one run over several inventory hosts of the target (vars in the inventory)."""
         counter[0] += 1
-        inventory = tmp / ("inventory-%d.yml" % counter[0])
-        inventory.write_text(yaml.safe_dump({"all": {"hosts": {"node1": target.host}}}))
+        inventory = tmp / ("inventory-%d.json" % counter[0])
         host_dir = os.path.join(target.hosts_dir, gpu_host)
         extra_vars = {
             "primus_release_file": world["pins"],
@@ -372,6 +378,12 @@ def playbook(tmp_path_factory, target, world, python312):
         if base is not None:
             extra_vars["primus_base"] = base
         extra_vars.update(extra or {})
+        if hosts is None:
+            inventory.write_text(json.dumps({"all": {"hosts": {"node1": target.host}}}))
+        else:
+            inventory.write_text(json.dumps({"all": {"vars": extra_vars, "hosts": {
+                name: dict(target.host, **host_vars) for name, host_vars in hosts.items()}}}))
+            extra_vars = {}
         vars_file = tmp / ("vars-%d.json" % counter[0])
         vars_file.write_text(json.dumps(extra_vars))
         results = str(tmp / ("results-%d.jsonl" % counter[0]))

@@ -92,7 +92,7 @@ def test_rocm_sdk_initialised_and_recorded_in_env_sh(converged):
     rocm = os.path.join(base, "venv", "lib", "python3.12", "site-packages", "_rocm_sdk_devel")
     assert os.path.isfile(os.path.join(rocm, "bin", "hipcc"))
     with open(os.path.join(base, "env.sh")) as handle:
-        assert "export ROCM_PATH=%s" % rocm in handle.read()
+        assert "export ROCM_PATH='%s'" % rocm in handle.read()
 
 
 def test_second_run_changes_nothing_and_is_quick(converged):
@@ -140,6 +140,16 @@ def test_a_stage_whose_prerequisites_are_done_runs_after_the_check(converged, pl
     assert run.task("Check the stages needed first - torchtune")["status"] == "ok"
     assert [r["result"]["msg"] for r in run.failed()] == ["stage torchtune is not implemented yet"]
     assert not os.path.exists(os.path.join(converged.base, ".primus.lock"))
+
+
+def test_a_trailing_slash_or_a_double_slash_names_the_same_base(converged, playbook):
+    """PRIMUS_BASE is normalised once: the same base spelled differently changes nothing."""
+    base = converged.base
+    again = playbook("venv,torch", base.replace("/bases/", "//bases/") + "/")
+    assert again.rc == 0, again
+    assert again.stats["node1"]["changed"] == 0, again.changed_tasks()
+    with open(os.path.join(base, "env.sh")) as handle:
+        assert "_primus_built_for='%s'\n" % base in handle.read()
 
 
 def test_env_sh_passes_shellcheck(converged):

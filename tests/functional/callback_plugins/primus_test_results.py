@@ -31,3 +31,6 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_skipped(self, result, **kwargs):
         self._write(result, "skipped")
+
+    def v2_runner_on_unreachable(self, result):
+        self._write(result, "unreachable")

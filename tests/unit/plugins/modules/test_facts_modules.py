@@ -232,9 +232,78 @@ def test_node_info_asks_interpreters_for_their_version(tmpdir):
     result = run_module('node_info', dict(path=str(tmpdir), interpreters=[sys.executable, str(broken), missing, '']), tmpdir)
     have = result['interpreters']
     assert have[sys.executable] == {'exists': True, 'version': '%d.%d' % sys.version_info[:2], 'error': ''}
-    assert have[str(broken)]['version'] == '' and 'rc 127: error while loading shared libraries' in have[str(broken)]['error']
-    assert have[missing] == {'exists': False, 'version': '', 'error': 'no such file'}
+    assert have[str(broken)]['version'] == ''
+    assert "it exits with rc 127: 'error while loading shared libraries'" in have[str(broken)]['error']
+    assert have[missing] == {'exists': False, 'version': '', 'error': 'cannot be run: it does not exist'}
     assert '' not in have
+
+
+def test_node_info_says_what_is_wrong_with_an_interpreter_that_is_not_one(tmpdir):
+    """Each kind of "not a Python" is explained in words instead of a raw [Errno ...] failure."""
+    text = tmpdir.join('notes.txt')
+    text.write('just text\n')
+    no_shebang = tmpdir.join('no-shebang')
+    no_shebang.write('\x7fELF garbage')
+    no_shebang.chmod(0o755)
+    garbage = tmpdir.join('garbage')
+    garbage.write('#!/bin/sh\necho "hello world"\n')
+    garbage.chmod(0o755)
+    dangling = tmpdir.join('dangling')
+    os.symlink(str(tmpdir.join('gone')), str(dangling))
+    too_long = str(tmpdir.join('x' * 300))
+    cases = {
+        str(text): 'cannot be run: it is not executable by user ',
+        str(tmpdir): 'cannot be run: it is a directory, not a program',
+        str(no_shebang): 'cannot be run: the kernel cannot execute it (Exec format error): it is not a program',
+        str(garbage): "ran but printed 'hello world' instead of a version, so it is not a Python interpreter",
+        str(dangling): "cannot be run: it is a dangling symlink (to '%s', which does not exist)" % tmpdir.join('gone'),
+        too_long: 'cannot be run: its path is too long for Linux',
+        'no-such-command-here': 'cannot be run: there is no no-such-command-here on PATH',
+    }
+    result = run_module('node_info', dict(path=str(tmpdir), interpreters=list(cases)), tmpdir)
+    assert 'failed' not in result, result
+    for interpreter, words in cases.items():
+        got = result['interpreters'][interpreter]
+        assert got['version'] == '' and got['error'].startswith(words), (interpreter, got)
+    assert '(mode 0644)' in result['interpreters'][str(text)]['error']
+
+
+def test_node_info_looks_at_private_dirs_without_creating_them(tmpdir):
+    user = __import__('pwd').getpwuid(os.geteuid()).pw_name
+    mine = tmpdir.join('mine-%s' % user)
+    mine.mkdir()
+    os.chmod(str(mine), 0o700)
+    open_dir = tmpdir.join('open')
+    open_dir.mkdir()
+    os.chmod(str(open_dir), 0o777)
+    link = tmpdir.join('link')
+    os.symlink(str(mine), str(link))
+    afile = tmpdir.join('afile')
+    afile.write('x')
+    dirs = dict(mine=str(tmpdir) + '//mine-{user}/', open=str(open_dir), link=str(link), file=str(afile),
+                absent=str(tmpdir.join('absent-{user}')))
+    result = run_module('node_info', dict(path=str(tmpdir), private_dirs=dirs), tmpdir,
+                        env={'PATH': '/opt/x/bin:/usr/bin:/bin', 'LD_LIBRARY_PATH': '/opt/x/lib', 'PIP_CONSTRAINT': ''})
+    assert result['environment'] == {'PATH': '/opt/x/bin:/usr/bin:/bin', 'LD_LIBRARY_PATH': '/opt/x/lib',
+                                     'PIP_CONSTRAINT': ''}
+    got = result['private_dirs']
+    assert got['mine'] == {'path': str(tmpdir) + '//mine-%s/' % user, 'exists': True, 'owner': user, 'problem': ''}
+    assert got['open']['problem'] == 'is writable by others (mode 0777)'
+    assert got['link']['problem'].startswith('is a symbolic link')
+    assert got['file']['problem'] == 'exists and is not a directory'
+    assert got['absent'] == {'path': str(tmpdir.join('absent-%s' % user)), 'exists': False, 'owner': '', 'problem': ''}
+    assert not tmpdir.join('absent-%s' % user).exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='needs root to make a directory owned by another user')
+def test_node_info_names_the_owner_of_another_users_dir(tmpdir):
+    theirs = tmpdir.join('theirs')
+    theirs.mkdir()
+    os.chown(str(theirs), __import__('pwd').getpwnam('nobody').pw_uid, -1)
+    result = run_module('node_info', dict(path=str(tmpdir), private_dirs=dict(cache=str(theirs))), tmpdir)
+    got = result['private_dirs']['cache']
+    assert got['owner'] == 'nobody'
+    assert got['problem'].startswith('is owned by nobody (uid ') and got['problem'].endswith('), not by you')
 
 
 def test_node_info_finds_commands_on_path(tmpdir):

@@ -66,3 +66,22 @@ def test_a_path_that_cannot_be_written_fails_with_the_path(tmpdir):
     result = run_module('write_files', dict(files=[dict(path=str(target), content='x')]), tmpdir, check_mode=False)
     assert result['failed'] is True and str(target) in result['msg']
     assert tmpdir.join('base').read() == 'not a directory'
+
+
+def test_nothing_is_writable_by_others_even_under_umask_000(tmpdir):
+    deep = tmpdir.join('base', 'modulefiles', 'primus', 'v26.5')
+    result = run_module('write_files', dict(files=[dict(path=str(deep), content='#%Module1.0\n'),
+                                                   dict(path=str(tmpdir.join('base', 'env.sh')), content='x\n')]),
+                        tmpdir, check_mode=False, umask=0)
+    assert result['changed'] is True, result
+    for path in (tmpdir.join('base'), tmpdir.join('base', 'modulefiles'), tmpdir.join('base', 'modulefiles', 'primus')):
+        assert mode_of(path) == 0o755, path
+    assert mode_of(deep) == 0o644 and mode_of(tmpdir.join('base', 'env.sh')) == 0o644
+
+
+def test_a_world_writable_mode_is_refused(tmpdir):
+    for args in (dict(files=[dict(path=str(tmpdir.join('f')), content='x', mode='0666')]),
+                 dict(files=[dict(path=str(tmpdir.join('d', 'f')), content='x')], dir_mode='0777')):
+        result = run_module('write_files', args, tmpdir, check_mode=False)
+        assert result['failed'] is True and 'would let every user write it' in result['msg'], result
+    assert not tmpdir.join('f').exists() and not tmpdir.join('d').exists()

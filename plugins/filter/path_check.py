@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""path_check: a directory or interpreter setting checked against the safe character set and normalised.
+
+Documented in path_check.yml; the logic is plugins/module_utils/safe_paths.py.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import check_command, check_dir
+
+
+def path_check(value, label, kind='dir', required=True):
+    """{'path', 'given', 'problem', 'fix'} for one setting; kind is dir or command."""
+    if kind == 'dir':
+        return check_dir(value, label, required=required)
+    if kind == 'command':
+        return check_command(value, label)
+    raise AnsibleFilterError("path_check: kind must be dir or command, got '%s'" % kind)
+
+
+class FilterModule(object):
+    """primus.trainenv path checks."""
+
+    def filters(self):
+        return {'path_check': path_check}

@@ -1,0 +1,217 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The directories a run writes, checked and normalised before anything uses them (pure functions).
+
+Every directory lands in env.sh and the modulefile, which every rank of every job sources, and in
+command lines: a character that is code in bash or Tcl, or a separator in PATH, must never get
+there. So a directory is accepted only when made of the safe characters below, and normalised
+once (repeated and trailing slashes, ``.`` components) so that every later task and every
+generated file sees one spelling of it.
+
+Runs on the controller (filters) and on the target (node_info) with Python 3.8+; standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+import stat
+import unicodedata
+
+# Letters, digits and . _ + @ % = , - and the separator /. Nothing a shell, Tcl, pip or a
+# PATH-like variable treats specially: no space, quote, $, `, \, ;, :, *, ?, [, ], {, }, ~, #, !,
+# &, |, <, >, (, ), newline or tab, and no non-ASCII letter.
+SAFE_CHARS_TEXT = 'letters A-Z a-z, digits 0-9 and . _ + @ % = , - /'
+_SAFE_RE = re.compile(r'^[A-Za-z0-9._+@%=,/-]*$')
+_UNSAFE_RE = re.compile(r'[^A-Za-z0-9._+@%=,/-]')
+# A command name given instead of a path (PRIMUS_PYTHON=python3.12): no separator at all.
+_COMMAND_RE = re.compile(r'^[A-Za-z0-9._+-]+$')
+
+# Linux limits: NAME_MAX for one component (in bytes) and a budget for the whole directory.
+# PATH_MAX is 4096, and the trees built under these directories nest deep (site-packages,
+# the ROCm SDK's llvm/amdgcn/bitcode, git checkouts with submodules), so the directory itself
+# gets at most a quarter of it.
+NAME_MAX = 255
+PATH_MAX_DIR = 1024
+
+_CHAR_NAMES = {
+    '\n': 'a newline', '\t': 'a tab', '\r': 'a carriage return', ' ': 'a space', '\x00': 'a NUL byte',
+}
+
+
+def describe_char(char):
+    """A character as a reader can see it in a message: "'$' (U+0024)", "a newline (U+000A)"."""
+    name = _CHAR_NAMES.get(char)
+    code = 'U+%04X' % ord(char)
+    if name:
+        return '%s (%s)' % (name, code)
+    if unicodedata.category(char).startswith(('C', 'Z')):
+        return 'the invisible character %s (%s)' % (unicodedata.name(char, 'control'), code)
+    return "'%s' (%s)" % (char, code)
+
+
+def visible(value):
+    """value with control characters, backslashes and non-ASCII written as escapes, quoted: a message
+    shows exactly what was given, on one line."""
+    out = []
+    for char in str(value):
+        if char == '\\':
+            out.append('\\\\')
+        elif char == "'":
+            out.append("\\'")
+        elif ' ' <= char <= '~':
+            out.append(char)
+        elif char == '\n':
+            out.append('\\n')
+        elif char == '\t':
+            out.append('\\t')
+        elif char == '\r':
+            out.append('\\r')
+        elif ord(char) < 0x100:
+            out.append('\\x%02x' % ord(char))
+        else:
+            out.append('\\u%04x' % ord(char) if ord(char) < 0x10000 else '\\U%08x' % ord(char))
+    return "'%s'" % ''.join(out)
+
+
+def normalise(path):
+    """Collapse repeated slashes, drop '.' components and a trailing slash. '..' is kept."""
+    parts = [p for p in path.split('/') if p not in ('', '.')]
+    return '/' + '/'.join(parts)
+
+
+def _lexical(path):
+    """Resolve '..' textually (what the path would be without symlinks)."""
+    parts = []
+    for part in path.split('/'):
+        if part in ('', '.'):
+            continue
+        if part == '..':
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return '/' + '/'.join(parts)
+
+
+def check_dir(value, label, required=True, example=None):
+    """Check one directory setting.
+
+    Returns {'path': normalised path (or the value as given when it is unusable), 'given': value,
+    'problem': '' or one sentence naming what is wrong, 'fix': '' or what to do}.
+    ``label`` names the setting in messages, e.g. "PRIMUS_BASE (primus_base)". An empty value is a
+    problem only when ``required``.
+    """
+    example = example or '$HOME/envs/primus-env'
+    result = {'path': value, 'given': value, 'problem': '', 'fix': ''}
+    if value is None or (not isinstance(value, str)):
+        if value is None and not required:
+            result['path'] = ''
+            return result
+        result.update(problem='%s must be a string, got %s' % (label, type(value).__name__),
+                      fix='set it to an absolute path such as %s' % example)
+        return result
+    if value == '':
+        if required:
+            result.update(problem='%s is not set' % label, fix='set it to an absolute path such as %s' % example)
+        return result
+    if not value.startswith('/'):
+        tilde = ' (~ is not expanded here)' if value.startswith('~') else ''
+        result.update(problem='%s must be an absolute path, got %s%s' % (label, visible(value), tilde),
+                      fix='use an absolute path such as %s' % example)
+        return result
+    bad = _UNSAFE_RE.search(value)
+    if bad:
+        result.update(
+            problem='%s %s contains %s at position %d; only %s are allowed, because the path is written into '
+                    'env.sh and the modulefile that every job sources, and into PATH-like variables'
+                    % (label, visible(value), describe_char(bad.group(0)), bad.start() + 1, SAFE_CHARS_TEXT),
+            fix='choose a directory whose path uses only those characters (e.g. %s, or a symlink with such a '
+                'name that points where you want)' % example)
+        return result
+    path = normalise(value)
+    if _lexical(path) == '/':
+        result.update(problem='%s %s is the root directory / once normalised' % (label, visible(value)),
+                      fix='use a directory of its own such as %s; the run creates and fills it' % example)
+        return result
+    if '..' in path.split('/'):
+        result.update(problem="%s %s contains a '..' component, which means different directories with and "
+                              "without symlinks" % (label, visible(value)),
+                      fix='give the directory without .. (e.g. %s, the output of realpath -m)' % visible(_lexical(path)))
+        return result
+    for part in path.split('/'):
+        if len(part.encode('utf-8')) > NAME_MAX:
+            result.update(problem='%s has a component of %d characters (%s...); Linux allows at most %d per name'
+                                  % (label, len(part), part[:24], NAME_MAX),
+                          fix='use shorter directory names')
+            return result
+    if len(path) > PATH_MAX_DIR:
+        result.update(problem='%s is %d characters long; at most %d are allowed, because the trees built under it '
+                              'nest deep and Linux paths end at 4096' % (label, len(path), PATH_MAX_DIR),
+                      fix='use a shorter path (or a short symlink to the place you want)')
+        return result
+    result['path'] = path
+    return result
+
+
+def check_command(value, label):
+    """Check an interpreter setting (PRIMUS_PYTHON): empty, a command name, or an absolute path of safe
+    characters. Returns the same shape as check_dir; a path is not normalised."""
+    result = {'path': value or '', 'given': value, 'problem': '', 'fix': ''}
+    if not value:
+        return result
+    if not isinstance(value, str):
+        result.update(problem='%s must be a string, got %s' % (label, type(value).__name__),
+                      fix='set it to the path of a Python interpreter')
+        return result
+    bad = _UNSAFE_RE.search(value)
+    if bad:
+        result.update(problem='%s %s contains %s at position %d; only %s are allowed in a path this collection runs'
+                              % (label, visible(value), describe_char(bad.group(0)), bad.start() + 1, SAFE_CHARS_TEXT),
+                      fix='point it at the interpreter through a path of those characters (a symlink works)')
+        return result
+    if '/' not in value:
+        if not _COMMAND_RE.match(value):
+            result.update(problem='%s %s is neither a command name nor an absolute path' % (label, visible(value)),
+                          fix='give an absolute path such as /usr/bin/python3.12')
+        return result
+    if not value.startswith('/'):
+        result.update(problem='%s must be an absolute path or a command name, got %s' % (label, visible(value)),
+                      fix='give an absolute path such as /usr/bin/python3.12')
+        return result
+    for part in value.split('/'):
+        if len(part.encode('utf-8')) > NAME_MAX:
+            result.update(problem='%s has a component of %d characters (%s...); Linux allows at most %d per name'
+                                  % (label, len(part), part[:24], NAME_MAX), fix='use a shorter path (a symlink works)')
+            return result
+    if len(value) > PATH_MAX_DIR:
+        result.update(problem='%s is %d characters long; at most %d are allowed' % (label, len(value), PATH_MAX_DIR),
+                      fix='use a shorter path (a symlink works)')
+    return result
+
+
+def is_safe(value):
+    """True when value holds only the safe characters."""
+    return isinstance(value, str) and bool(_SAFE_RE.match(value))
+
+
+def private_dir_problem(lst, uid, owner_name=None):
+    """Why a directory must not be adopted as this user's private cache or build directory ('' if it may).
+
+    lst: os.lstat result of the directory (None when it does not exist: nothing to adopt),
+    uid: this user's uid, owner_name: a function uid -> user name for messages.
+    """
+    if lst is None:
+        return ''
+    name = owner_name or str
+    if stat.S_ISLNK(lst.st_mode):
+        return 'is a symbolic link (owned by %s); a link is not adopted, since it can point anywhere' % name(lst.st_uid)
+    if not stat.S_ISDIR(lst.st_mode):
+        return 'exists and is not a directory'
+    if lst.st_uid != uid:
+        return 'is owned by %s (uid %d), not by you' % (name(lst.st_uid), lst.st_uid)
+    if lst.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return 'is writable by others (mode %04o)' % stat.S_IMODE(lst.st_mode)
+    return ''

@@ -1,0 +1,330 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""env.sh and the modulefile as the playbook writes them: the real templates and the real table
+(roles/primus/vars/env.yml), rendered by Ansible's own templating.
+
+Defence in depth: preflight refuses unsafe paths, but even so every value is quoted for its
+language. Here every input carries what is code in bash or Tcl ($(...), backticks, a newline,
+quotes, [exec ...], ;, spaces, backslashes, braces); the files are sourced with bash, loaded with
+tclsh (a minimal Modules stand-in) and with the real modulecmd, and must run nothing and give
+every variable exactly the value the table's third renderer (the build environment) computes.
+"""
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.primus.trainenv.plugins.module_utils.env_table import render_dict
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TEMPLATES = os.path.join(REPO, "roles", "torch", "templates")
+COLLECTIONS = os.path.join(REPO, ".collections")
+TCLSH = shutil.which("tclsh")
+MODULECMD = shutil.which("modulecmd")
+# What is code in bash or Tcl, in one directory name.
+EVIL = "h $(touch PWNED1) `touch PWNED2` '\"\n[exec touch PWNED3];\\{x}\t"
+# Environment Modules 5.2 writes a value's newline unescaped into the shell code it prints (its own
+# limitation: the value is cut, nothing runs); the real modulecmd gets everything else byte-exact.
+EVIL_ONE_LINE = EVIL.replace("\n", "")
+
+TCL_SHIM = r"""
+proc setenv {name value} { set ::env($name) $value }
+proc module-whatis {args} {}
+proc conflict {args} {}
+proc module-info {what args} { return [expr {$what eq "mode" && [lindex $args 0] eq "load"}] }
+proc shim_add {first args} {
+    set delim ":"
+    if {[lindex $args 0] eq "-d"} { set delim [lindex $args 1]; set args [lrange $args 2 end] }
+    set name [lindex $args 0]
+    set have {}
+    if {[info exists ::env($name)] && $::env($name) ne ""} { set have [split $::env($name) $delim] }
+    foreach value [lrange $args 1 end] {
+        set i [lsearch -exact $have $value]
+        if {$i >= 0} { set have [lreplace $have $i $i] }
+        if {$first} { set have [linsert $have 0 $value] } else { lappend have $value }
+    }
+    set ::env($name) [join $have $delim]
+}
+proc prepend-path {args} { shim_add 1 {*}$args }
+proc append-path {args} { shim_add 0 {*}$args }
+source [lindex $argv 0]
+fconfigure stdout -translation binary
+foreach name [lsort [array names ::env]] {
+    puts -nonewline [encoding convertto utf-8 "$name=$::env($name)"]
+    puts -nonewline \0
+}
+"""
+
+
+def render(variables, *jobs):
+    """Ansible's own templating of the templates / expressions in jobs, with the real table loaded."""
+    request = {"variables": variables, "vars_files": [os.path.join(REPO, "roles", "primus", "vars", "env.yml")],
+               "jobs": [{"template": os.path.join(TEMPLATES, j)} if j.endswith(".j2") else {"expr": j} for j in jobs]}
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tests", "unit", "render_templates.py")],
+                          input=json.dumps(request), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def layout(base, build=None, cache=None, release="v26.5", archs=("gfx942", "gfx950"), max_jobs=7, host="node1",
+           python_version="3.12"):
+    venv = base + "/venv"
+    site = venv + "/lib/python3.12/site-packages"
+    return {
+        "inventory_hostname": host,
+        "preflight_plan": {"max_jobs": max_jobs},
+        "primus_pins": {"release": release, "python_version": python_version, "torch": {"default_archs": list(archs)}},
+        "primus_paths": {
+            "base": base, "venv": venv, "venv_python": venv + "/bin/python", "site_packages": site,
+            "rocm": site + "/_rocm_sdk_devel", "workspace": base + "/workspace", "python": base + "/python",
+            "bin": base + "/bin", "env_sh": base + "/env.sh", "constraints": base + "/pip-constraints.txt",
+            "build": build or "/tmp/primus-build-x", "build_given": build is not None,
+            "cache": cache or "/tmp/primus-cache-x", "cache_given": cache is not None,
+        },
+    }
+
+
+def make_base(variables, venv=True):
+    """The directories and files the table's conditions look for."""
+    paths = variables["primus_paths"]
+    for directory in (paths["rocm"], paths["site_packages"] + "/z3/lib"):
+        os.makedirs(directory)
+    with open(paths["constraints"], "w") as handle:
+        handle.write("torch==2.12.0+rocm7.15.0a20260720\n")
+    if venv:
+        os.makedirs(paths["venv"] + "/bin", exist_ok=True)
+        with open(paths["venv"] + "/bin/activate", "w") as handle:   # what a venv's activate does
+            handle.write('VIRTUAL_ENV="$VENV_DIR"; export VIRTUAL_ENV\nPATH="$VIRTUAL_ENV/bin:$PATH"; export PATH\n')
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)
+    return path
+
+
+def environ(user, **extra):
+    env = {"HOME": "/nonexistent", "USER": user, "LOGNAME": user, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env.update(extra)
+    return env
+
+
+def parse_env0(data):
+    return dict(item.split("=", 1) for item in data.decode("utf-8").split("\0") if "=" in item)
+
+
+def pwned(root):
+    return [os.path.join(d, f) for d, dirs, files in os.walk(root) for f in files + dirs if "PWNED" in f
+            and f.startswith("PWNED")]
+
+
+def source_env_sh(env_sh, cwd, env):
+    proc = subprocess.run(["bash", "-c", 'source "$1" && env -0', "bash", env_sh], cwd=cwd, env=env,
+                          capture_output=True, check=False)
+    return proc
+
+
+def load_with_tclsh(modulefile, cwd, env, tmp):
+    shim = write(os.path.join(tmp, "shim.tcl"), TCL_SHIM)
+    return subprocess.run([TCLSH, shim, modulefile], cwd=cwd, env=env, capture_output=True, check=False)
+
+
+def load_with_modulecmd(modulefile, cwd, env):
+    return subprocess.run(["bash", "-c", 'eval "$(modulecmd bash load "$1")" && env -0', "bash", modulefile],
+                          cwd=cwd, env=env, capture_output=True, check=False)
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    return make_hostile(tmp_path, EVIL)
+
+
+def make_hostile(tmp_path, evil):
+    """A base, build and cache directory named with evil, and hostile values in every other input."""
+    root = str(tmp_path / "sandbox")
+    os.makedirs(root)
+    base = os.path.join(root, "base-" + evil)
+    variables = layout(base, build=os.path.join(root, "build-" + evil), cache=os.path.join(root, "cache-" + evil),
+                       release="v26.5 $(touch PWNED4)%s[exec touch PWNED5] }" % ("\n" if "\n" in evil else " "),
+                       archs=("gfx942$(touch PWNED6)", "gfx950`touch PWNED7`'"),
+                       max_jobs="7'; touch PWNED8; '", host="node1\n$(touch PWNED9)\\",
+                       python_version='3.12"$(touch PWNED10)')
+    make_base(variables)
+    env_text, module_text, table = render(variables, "env.sh.j2", "modulefile.tcl.j2", "{{ primus_env_table }}")
+    env_sh = write(os.path.join(str(tmp_path), "out", "env.sh"), env_text)
+    modulefile = write(os.path.join(str(tmp_path), "out", "modulefiles", "primus", "v26.5"), module_text)
+    user = "tester"
+    expected = render_dict(
+        table,
+        runtime={"user": user, "archs": ";".join(variables["primus_pins"]["torch"]["default_archs"]), "atomic": "0"},
+        conditions={"venv": True, "constraints": True, "rocm_sdk": True, "z3": True},
+        inherit={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": ""})
+    env = environ(user, PRIMUS_BASE=base, PRIMUS_KFD_NODES=os.path.join(root, "no-kfd"))
+    return root, env_sh, modulefile, expected, env, str(tmp_path)
+
+
+def assert_exact(got, expected):
+    for name, value in expected.items():
+        assert got.get(name) == value, "%s: %r != %r" % (name, got.get(name), value)
+
+
+def test_the_hostile_values_reach_every_kind_of_entry(hostile):
+    """The oracle itself holds the hostile text, so the comparisons below are about it."""
+    root, env_sh, modulefile, expected, env, tmp = hostile
+    assert EVIL in expected["PRIMUS_BASE"] and EVIL in expected["ROCM_PATH"] and EVIL in expected["PATH"]
+    assert EVIL in expected["PRIMUS_CACHE_DIR"] and EVIL in expected["SRC_DIR"] and EVIL in expected["PIP_CONSTRAINT"]
+    assert expected["MAX_JOBS"] == "7'; touch PWNED8; '" and "PWNED6" in expected["PYTORCH_ROCM_ARCH"]
+    assert expected["HIP_ARCHITECTURES"] == expected["PYTORCH_ROCM_ARCH"].replace(";", ",")
+    assert EVIL in expected["VIRTUAL_ENV"]
+    with open(env_sh) as handle:
+        text = handle.read()
+    # Comments carry values escaped: no hostile line break survives into a comment.
+    assert "on node1\\x0a$(touch PWNED9)\\x5c." in text
+
+
+def test_env_sh_with_hostile_values_runs_nothing_and_is_exact(hostile):
+    root, env_sh, modulefile, expected, env, tmp = hostile
+    proc = source_env_sh(env_sh, root, env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert pwned(tmp) == []
+    got = parse_env0(proc.stdout)
+    assert_exact(got, expected)
+    # The cache directory was made private (0700) under its hostile name.
+    assert oct(os.stat(expected["PRIMUS_CACHE_DIR"]).st_mode & 0o777) == "0o700"
+
+
+@pytest.mark.skipif(TCLSH is None, reason="tclsh is not installed (apt install tcl)")
+def test_modulefile_with_hostile_values_runs_nothing_and_is_exact_in_tclsh(hostile):
+    root, env_sh, modulefile, expected, env, tmp = hostile
+    proc = load_with_tclsh(modulefile, root, env, tmp)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert pwned(tmp) == []
+    assert_exact(parse_env0(proc.stdout), expected)
+
+
+@pytest.mark.skipif(MODULECMD is None, reason="Environment Modules is not installed (apt install environment-modules)")
+def test_modulefile_with_hostile_values_runs_nothing_and_is_exact_in_modulecmd(tmp_path):
+    root, env_sh, modulefile, expected, env, tmp = make_hostile(tmp_path, EVIL_ONE_LINE)
+    proc = load_with_modulecmd(modulefile, root, env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert pwned(tmp) == []
+    assert_exact(parse_env0(proc.stdout), expected)
+
+
+@pytest.mark.skipif(MODULECMD is None, reason="Environment Modules is not installed (apt install environment-modules)")
+def test_modulefile_with_a_newline_runs_nothing_in_modulecmd(hostile):
+    root, env_sh, modulefile, expected, env, tmp = hostile
+    load_with_modulecmd(modulefile, root, env)
+    assert pwned(tmp) == []
+
+
+# ------------------------------------------------------------------ cache directories of others
+
+def plain(tmp_path, cache):
+    base = str(tmp_path / "base")
+    variables = layout(base, cache=cache)
+    make_base(variables, venv=False)
+    env_text, module_text = render(variables, "env.sh.j2", "modulefile.tcl.j2")
+    env_sh = write(str(tmp_path / "out" / "env.sh"), env_text)
+    modulefile = write(str(tmp_path / "out" / "mf"), module_text)
+    return base, env_sh, modulefile
+
+
+def foreign_dirs(tmp_path):
+    """(name, path, words in the warning) for directories that must not be adopted."""
+    cases = []
+    open_dir = str(tmp_path / "world-writable")
+    os.makedirs(open_dir)
+    os.chmod(open_dir, 0o777)
+    cases.append(("world-writable", open_dir, "is writable by others (mode 777)"))
+    target = str(tmp_path / "mine")
+    os.makedirs(target, mode=0o700)
+    link = str(tmp_path / "link")
+    os.symlink(target, link)
+    cases.append(("symlink", link, "is a symbolic link"))
+    if os.geteuid() == 0:
+        theirs = str(tmp_path / "theirs")
+        os.makedirs(theirs, mode=0o755)
+        os.chown(theirs, pwd.getpwnam("nobody").pw_uid, -1)
+        os.chmod(str(tmp_path), 0o755)
+        cases.append(("another user's", theirs, "is owned by"))
+    return cases
+
+
+def test_env_sh_never_uses_a_foreign_cache_dir(tmp_path):
+    for label, cache, words in foreign_dirs(tmp_path):
+        base, env_sh, _module = plain(tmp_path / label.replace(" ", "-"), cache)
+        before = sorted(os.listdir(cache))
+        proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base, TMPDIR=str(tmp_path)))
+        assert proc.returncode == 0, proc.stderr.decode()
+        got = parse_env0(proc.stdout)
+        stderr = proc.stderr.decode()
+        assert "[env] WARNING: PRIMUS_CACHE_DIR=%s %s" % (cache, words) in stderr, (label, stderr)
+        fallback = got["PRIMUS_CACHE_DIR"]
+        assert fallback != cache and fallback.startswith(str(tmp_path / "primus-cache-tester.")), label
+        assert os.stat(fallback).st_uid == os.geteuid() and os.stat(fallback).st_mode & 0o077 == 0
+        assert got["PIP_CACHE_DIR"] == fallback + "/pip" and got["TRITON_CACHE_DIR"] == fallback + "/triton"
+        assert sorted(os.listdir(cache)) == before, "nothing was written into %s" % cache
+
+
+@pytest.mark.skipif(TCLSH is None, reason="tclsh is not installed (apt install tcl)")
+def test_modulefile_never_uses_a_foreign_cache_dir(tmp_path):
+    for label, cache, words in foreign_dirs(tmp_path):
+        base, _env_sh, modulefile = plain(tmp_path / label.replace(" ", "-"), cache)
+        proc = load_with_tclsh(modulefile, str(tmp_path), environ("tester", TMPDIR=str(tmp_path)), str(tmp_path))
+        assert proc.returncode == 0, proc.stderr.decode()
+        got = parse_env0(proc.stdout)
+        assert "PRIMUS_CACHE_DIR=%s %s" % (cache, words) in proc.stderr.decode(), label
+        assert got["PRIMUS_CACHE_DIR"].startswith(str(tmp_path / "primus-cache-tester.")), label
+
+
+def test_env_sh_creates_its_own_cache_dir_private(tmp_path):
+    cache = str(tmp_path / "new" / "cache")
+    base, env_sh, _module = plain(tmp_path, cache)
+    proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base))
+    assert proc.returncode == 0 and "PRIMUS_CACHE_DIR" not in proc.stderr.decode(), proc.stderr.decode()
+    assert parse_env0(proc.stdout)["PRIMUS_CACHE_DIR"] == cache
+    assert os.stat(cache).st_mode & 0o777 == 0o700
+
+
+# ------------------------------------------------------------------ a build environment from the same table
+
+BUILD_ENV = ("{{ primus_env_table | primus.trainenv.env_dict("
+             "runtime={'user': primus_node.user, 'archs': preflight_plan.pytorch_rocm_arch, "
+             "'atomic': preflight_plan.ck_atomic_fp32}, "
+             "conditions={'venv': true, 'constraints': true, 'rocm_sdk': true, 'z3': false}, "
+             "inherit=primus_node.environment, overrides={'GPU_ARCHS': preflight_plan.pytorch_rocm_arch}) }}")
+
+
+def test_a_cross_compiling_build_environment_from_the_same_table(tmp_path):
+    """What a stage such as flash_attn gets (issue 11): GPU_ARCHS is the arch list, env.sh keeps native."""
+    variables = layout("/b")
+    variables["preflight_plan"].update(pytorch_rocm_arch="gfx942;gfx950", ck_atomic_fp32="1")
+    variables["primus_node"] = {"user": "alice", "environment": {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "",
+                                                                 "PIP_CONSTRAINT": ""}}
+    env, env_sh, module = render(variables, BUILD_ENV, "env.sh.j2", "modulefile.tcl.j2")
+    rocm = "/b/venv/lib/python3.12/site-packages/_rocm_sdk_devel"
+    assert env["GPU_ARCHS"] == "gfx942;gfx950" and env["PYTORCH_ROCM_ARCH"] == "gfx942;gfx950"
+    assert env["HIP_ARCHITECTURES"] == env["ROCM_AMDGPU_TARGETS"] == "gfx942,gfx950"
+    assert env["PATH"] == "%s/bin:%s/llvm/bin:/b/venv/bin:/usr/bin:/bin" % (rocm, rocm)
+    assert env["LD_LIBRARY_PATH"].split(":")[0] == rocm + "/lib" and env["LIBRARY_PATH"] == "%s/lib:%s/lib64" % (rocm, rocm)
+    assert (env["SRC_DIR"], env["PRIMUS_CACHE_DIR"], env["PIP_CACHE_DIR"]) == (
+        "/tmp/primus-build-alice", "/tmp/primus-cache-alice", "/tmp/primus-cache-alice/pip")
+    assert (env["MAX_JOBS"], env["NVTE_CK_IS_V3_ATOMIC_FP32"], env["PRIMUS_SKIP_PIP"]) == ("7", "1", "1")
+    assert env["PIP_CONSTRAINT"] == "/b/pip-constraints.txt" and env["VIRTUAL_ENV"] == "/b/venv"
+    assert "[ -n \"${GPU_ARCHS:-}\" ] || GPU_ARCHS='native'; export GPU_ARCHS" in env_sh
+    assert "setenv GPU_ARCHS [set primus_env(GPU_ARCHS) [primus_getenv GPU_ARCHS {native}]]" in module
+    # Every variable the build environment has, env.sh and the modulefile set too (one table).
+    for name in env:
+        assert (" %s=" % name in env_sh or "export %s=" % name in env_sh or "_primus_add %s " % name in env_sh
+                or name == "VIRTUAL_ENV"), name
+        assert ("setenv %s " % name in module or "-path %s " % name in module or "-path -d { } %s " % name in module
+                or '-path -d " " %s ' % name in module), name
