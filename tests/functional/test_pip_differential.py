@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(REPO, ".collections"))
 
 from harness import pip_env, record_timing  # noqa: E402
 from pipkit import make_project, project_files  # noqa: E402
-from world.lib import downloads  # noqa: E402
+from world.lib import downloads, packages  # noqa: E402
 from world.lib.wheel import build_sdist, build_wheel  # noqa: E402
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import pip_environ  # noqa: E402
@@ -315,7 +315,8 @@ def corpus_world(tmp_path_factory):
     cat = build_catalog(root)
     template = str(root / "template")
     subprocess.run([PY312, "-m", "venv", template], check=True, env=pip_env())
-    pip_wheel = [p for p in downloads.fetch(os.path.join(REPO, ".cache", "world-downloads")) if "pip-26.3" in p][0]
+    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"].startswith("pip-26.3-")]
+    pip_wheel = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)[0]
     subprocess.run([os.path.join(template, "bin", "python"), "-m", "pip", "install", "-q", "--no-index",
                     "--disable-pip-version-check", pip_wheel], check=True, env=pip_env())
     venvs = {}

@@ -14,6 +14,7 @@ import pytest
 from harness import REPO, record_timing, tree_state
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
+from world.lib import index as world_index  # noqa: E402
 from world.lib.wheel import build_wheel  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
@@ -317,7 +318,9 @@ def test_without_python312_uv_comes_from_pypi_without_pip_or_venv(playbook, targ
     assert run.rc == 0, run
     fetched = run.task("Unpack uv from its wheel")["result"]
     wheel = "uv-0.13.9-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
-    with open(os.path.join(world["root"], "pypi", "files", wheel), "rb") as handle:
+    served = dict((os.path.basename(rel), path) for rel, path in
+                  world_index.distribution_files(os.path.join(world["root"], "pypi", "files")).items())
+    with open(served[wheel], "rb") as handle:
         assert fetched["sha256"] == hashlib.sha256(handle.read()).hexdigest()
     assert (fetched["filename"], fetched["platform_tag"], fetched["version"]) == (
         wheel, "manylinux_2_17_x86_64", "uv 0.13.9")
