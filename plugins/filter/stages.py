@@ -43,6 +43,14 @@ def stage_prerequisites(stage, stages):
         raise AnsibleFilterError('stage_prerequisites: %s' % exc)
 
 
+def stage_outputs_missing(stamps, own, installed):
+    """{stage: reason} for stages whose own distribution recorded in their stamp is gone or changed."""
+    try:
+        return stage_state.outputs_missing(stamps, own, installed)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('stage_outputs_missing: %s' % exc)
+
+
 class FilterModule(object):
     """primus.trainenv stage filters."""
 
@@ -51,4 +59,5 @@ class FilterModule(object):
             'stage_key_id': stage_key_id,
             'stage_status': stage_status,
             'stage_prerequisites': stage_prerequisites,
+            'stage_outputs_missing': stage_outputs_missing,
         }

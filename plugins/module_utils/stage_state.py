@@ -249,3 +249,32 @@ def prerequisite_message(stage, missing, status):
     why = '; '.join('%s: %s' % (n, status.get(n, {}).get('reason') or 'not done on this base') for n in missing)
     return ('%s needs %s: run --tags %s first, or --tags %s,%s. On this base: %s. Nothing was changed by %s.'
             % (stage, _join(missing), tags, tags, stage, why, stage))
+
+
+def _normal(name):
+    return re.sub(r'[-_.]+', '-', str(name)).lower()
+
+
+def outputs_missing(stamps, own, installed):
+    """{stage: why its result is gone} for each stage of ``own`` ({stage: [distribution names]})
+    whose stamp recorded a version of one of them that is not installed now (``installed``:
+    {normalised name: version}, node_info's venv distributions). A stage whose stamp is missing
+    or records no version is left to the stamp's own verdict."""
+    gone = {}
+    if not isinstance(own, Mapping):
+        raise StageError('own distributions must be a mapping of stage: [names]')
+    installed = dict((_normal(k), v) for k, v in (installed or {}).items())
+    for stage, names in own.items():
+        stamp = (stamps or {}).get(stage) or {}
+        recorded = dict((_normal(k), v) for k, v in
+                        ((stamp.get('outputs') or {}).get('distributions') or {}).items())
+        for name in names or []:
+            want = recorded.get(_normal(name))
+            if want is None:
+                continue
+            have = installed.get(_normal(name))
+            if have != want:
+                gone[stage] = ('%s %s, which it installed, is %s' % (name, want, 'no longer installed' if have is None
+                                                                     else 'now %s' % have))
+                break
+    return gone

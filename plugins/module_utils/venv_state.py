@@ -30,6 +30,7 @@ __metaclass__ = type
 
 import glob
 import os
+import re
 
 MARKER = 'primus-trainenv.cfg'
 MARKER_HEADER = '# primus.trainenv'
@@ -82,12 +83,31 @@ def find_debris(dirs):
     return found
 
 
+def distributions(dirs):
+    """{normalised name: version} of the distributions installed in site-packages, read from the
+    ``<name>-<version>.dist-info`` directory names (what pip writes; no file is opened, so a
+    converged run pays nothing for it). Names are normalised as PEP 503 does."""
+    found = {}
+    for sp in dirs:
+        try:
+            entries = os.listdir(sp)
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.endswith('.dist-info') or '-' not in entry:
+                continue
+            name, version = entry[:-len('.dist-info')].split('-', 1)
+            if name and version:
+                found[re.sub(r'[-_.]+', '-', name).lower()] = version
+    return found
+
+
 def inspect(venv, pip_works=None):
     """Observations of the venv path; pip_works(python) -> (bool, detail) is asked only for a venv without
     our marker (to decide whether it can be adopted)."""
     obs = {'path': venv, 'exists': os.path.lexists(venv), 'is_dir': os.path.isdir(venv), 'empty': False,
            'pyvenv_cfg': False, 'python': False, 'pip': False, 'marker': '', 'marker_problem': '',
-           'pip_detail': '', 'entries': [], 'debris': []}
+           'pip_detail': '', 'entries': [], 'debris': [], 'distributions': {}}
     if not obs['is_dir']:
         return obs
     try:
@@ -105,6 +125,7 @@ def inspect(venv, pip_works=None):
     obs['pip'] = any(os.path.isfile(os.path.join(sp, 'pip', '__init__.py')) for sp in dirs)
     obs['marker'], obs['marker_problem'] = read_marker(venv)
     obs['debris'] = find_debris(dirs)
+    obs['distributions'] = distributions(dirs)
     if not obs['marker'] and obs['pyvenv_cfg'] and obs['python'] and obs['pip'] and pip_works is not None:
         obs['pip'], obs['pip_detail'] = pip_works(python)
     return obs

@@ -200,10 +200,13 @@ venv:
       bin/python or pip), V(adoptable) (a venv with a working pip that this collection did not make) or V(foreign)
       (anything else; C(problem) says what and how to fix it).
     - C(debris) lists what a killed pip left in site-packages (C(~)-prefixed entries, C(*.tmp) in C(*.dist-info)).
+    - C(distributions) maps each installed distribution (name normalised as PEP 503 does) to its version, read from
+      the C(*.dist-info) directory names; a stage is not done when the distribution it built is gone.
   returned: when O(venv) is given
   type: dict
   sample: {"path": "/home/trainer/envs/primus-env/venv", "kind": "ready", "problem": "", "marker": "complete",
-           "pyvenv_cfg": true, "python": true, "pip": true, "debris": []}
+           "pyvenv_cfg": true, "python": true, "pip": true, "debris": [],
+           "distributions": {"torch": "2.12.0+rocm7.15.0a20260720"}}
 stamps:
   description:
     - Each stage stamp of O(state_dir), by stage - the stamp's fields (C(format), C(stage), C(release), C(key),
@@ -426,7 +429,7 @@ def main():
     if module.params['venv']:
         venv = module.params['venv']
         node['venv'] = venv_info(module, os.path.normpath(venv)) if os.path.isabs(venv) else dict(
-            path=venv, kind='absent', problem='', debris=[])
+            path=venv, kind='absent', problem='', debris=[], distributions={})
     if module.params['state_dir']:
         state_dir = module.params['state_dir']
         node['stamps'] = stage_state.read_stamps(state_dir) if os.path.isabs(state_dir) else {}

@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Decisions of the one source-build mechanism (roles/source_build): pure functions.
+
+A *plan* per git-built component, from its entry in the release pins (``sources.<name>``), the
+commit it resolved to and the node's context::
+
+    {"name", "repo", "ref", "ref_kind", "commit", "submodules", "patches", "keep", "build",
+     "key", "key_id", "src", "wheel_dir", "env"}
+
+``key`` is the *build key*: everything that defines the wheel - component, commit, python tag,
+torch version, glibc of the building node (the wheel's floor), patch hash, build flags and, for
+arch-dependent builds only, the arch list. Its ``key_id`` names the wheel's cache directory
+(``<cache>/wheels/<name>/<key_id>``), so any run, on any node with the same key, reuses the wheel,
+and it is the stage stamp's key, so a stage is done while its wheel is installed. No URL is
+part of a key (an index or repository URL may carry credentials).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+
+from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+
+COMMIT = re.compile(r'^[0-9a-f]{40}$')
+# A branch name git accepts and that cannot be read as an option or a revision expression.
+BRANCH = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*$')
+ENV_NAME = re.compile(r'^[A-Z_][A-Z0-9_]*$')
+ARCH_FORMS = {'list': ';', 'csv': ','}
+BUILD_FIELDS = ('distribution', 'isolation', 'archs', 'arch_env', 'env')
+
+
+class SourceError(ValueError):
+    """A pins entry or context that cannot be built from; the message names what and where."""
+
+
+def patch_hash(patches):
+    """sha256 (16 hex digits) of the canonical JSON of a patch list ('' for none)."""
+    if not patches:
+        return ''
+    text = json.dumps(stage_state.plain(list(patches), 'patches'), sort_keys=True, separators=(',', ':'))
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]
+
+
+def check_source(name, source):
+    """The problems of one sources.<name> entry (empty list: usable)."""
+    where = 'sources.%s' % name
+    if not isinstance(source, Mapping):
+        return ['%s is not a mapping' % where]
+    problems = []
+    for field in ('repo', 'ref', 'ref_kind'):
+        if not isinstance(source.get(field), str) or not source.get(field):
+            problems.append('%s.%s is missing' % (where, field))
+    if problems:
+        return problems
+    if source['repo'].startswith('-'):
+        problems.append('%s.repo %r starts with "-"' % (where, source['repo']))
+    if source['ref_kind'] == 'commit' and not COMMIT.match(source['ref']):
+        problems.append('%s.ref %r is not a full 40-hex commit (ref_kind commit)' % (where, source['ref']))
+    elif source['ref_kind'] == 'branch' and not BRANCH.match(source['ref']):
+        problems.append('%s.ref %r is not a branch name' % (where, source['ref']))
+    elif source['ref_kind'] not in ('commit', 'branch'):
+        problems.append('%s.ref_kind must be commit or branch, got %r' % (where, source['ref_kind']))
+    build = source.get('build')
+    if build is not None:
+        if not isinstance(build, Mapping):
+            return problems + ['%s.build is not a mapping' % where]
+        unknown = sorted(set(build) - set(BUILD_FIELDS))
+        if unknown:
+            problems.append('%s.build has unknown fields %s' % (where, ', '.join(unknown)))
+        for var, form in (build.get('arch_env') or {}).items():
+            if not ENV_NAME.match(str(var)) or form not in ARCH_FORMS:
+                problems.append('%s.build.arch_env: %s: %s (want NAME: list|csv)' % (where, var, form))
+        for var in (build.get('env') or {}):
+            if not ENV_NAME.match(str(var)):
+                problems.append('%s.build.env: %r is not a variable name' % (where, var))
+    for index, patch in enumerate(source.get('patches') or []):
+        if not isinstance(patch, Mapping) or not all(isinstance(patch.get(k), str) and patch.get(k)
+                                                     for k in ('file', 'before', 'after')):
+            problems.append('%s.patches[%d] needs file, before and after' % (where, index))
+    return problems
+
+
+def build_env(build, archs):
+    """The variables a build sets on top of the environment table: arch_env (the arch list in
+    its form) and env. archs: list of gfx names."""
+    env = {}
+    for var, form in sorted((build.get('arch_env') or {}).items()):
+        env[str(var)] = ARCH_FORMS[form].join(archs)
+    for var, value in sorted((build.get('env') or {}).items()):
+        env[str(var)] = str(value)
+    return env
+
+
+def source_plan(name, source, commit, context):
+    """The plan of one component (see the module docstring).
+
+    context: {python_tag, torch, glibc, archs (list), build_dir, cache_dir, workspace}.
+    """
+    problems = check_source(name, source)
+    if problems:
+        raise SourceError('; '.join(problems))
+    if not isinstance(commit, str) or not COMMIT.match(commit):
+        raise SourceError('sources.%s: no resolved commit (got %r)' % (name, commit))
+    build = dict(source.get('build') or {})
+    archs = sorted(set(context.get('archs') or []))
+    if build.get('archs', True) and not archs:
+        raise SourceError('sources.%s: an arch-dependent build needs the arch list' % name)
+    env = build_env(build, archs)
+    key = {
+        'component': name,
+        'commit': commit,
+        'submodules': bool(source.get('submodules')),
+        'python': context['python_tag'],
+        'torch': context['torch'],
+        'glibc': context['glibc'],
+        'patches': patch_hash(source.get('patches')),
+        'isolation': bool(build.get('isolation', False)),
+        'env': env,
+        'archs': archs if build.get('archs', True) else [],
+    }
+    key_id = stage_state.key_id(key)
+    keep = bool(source.get('keep'))
+    return {
+        'name': name,
+        'repo': source['repo'],
+        'ref': source['ref'],
+        'ref_kind': source['ref_kind'],
+        'commit': commit,
+        'submodules': bool(source.get('submodules')),
+        'patches': list(source.get('patches') or []),
+        'keep': keep,
+        'build': build,
+        'distribution': build.get('distribution', name),
+        'key': key,
+        'key_id': key_id,
+        'src': '%s/%s' % (context['workspace'] if keep else context['build_dir'], name),
+        'wheel_dir': '%s/wheels/%s/%s' % (context['cache_dir'], name, key_id),
+        'env': env,
+    }
+
+
+def ls_remote_commit(output, ref):
+    """The commit of refs/heads/<ref> in `git ls-remote` output ('' when the branch is not there)."""
+    for line in (output or '').splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1] == 'refs/heads/%s' % ref and COMMIT.match(parts[0]):
+            return parts[0]
+    return ''
+
+
+def floating_to_resolve(names, sources, stamps, refresh):
+    """The components of ``names`` whose floating branch must be asked for now: every one when
+    ``refresh``, else those without a commit recorded in their stage stamp (``stamps``)."""
+    result = []
+    for name in names:
+        source = sources.get(name) or {}
+        if source.get('ref_kind') != 'branch':
+            continue
+        recorded = ((stamps or {}).get(name) or {}).get('key') or {}
+        if refresh or not COMMIT.match(str(recorded.get('commit') or '')):
+            result.append(name)
+    return result
+
+
+def source_commits(sources, stamps, resolved):
+    """{name: commit} of every component: its pin (ref_kind commit), else what ``git ls-remote`` just
+    answered (``resolved``: {name: ls-remote output}), else the commit recorded in its stamp, else ''.
+    Plus ``moves``: {name: {'from', 'to'}} where a fresh answer differs from the recorded commit."""
+    commits, moves = {}, {}
+    for name, source in sources.items():
+        recorded = str((((stamps or {}).get(name) or {}).get('key') or {}).get('commit') or '')
+        if source.get('ref_kind') == 'commit':
+            commits[name] = source.get('ref', '')
+        elif name in (resolved or {}):
+            commits[name] = ls_remote_commit(resolved[name], source.get('ref', ''))
+            if COMMIT.match(recorded) and commits[name] and commits[name] != recorded:
+                moves[name] = {'from': recorded, 'to': commits[name], 'ref': source.get('ref', '')}
+        else:
+            commits[name] = recorded if COMMIT.match(recorded) else ''
+    return {'commits': commits, 'moves': moves}
