@@ -118,6 +118,12 @@ def candidates(module, venv):
     return found
 
 
+def results_as_given(kwargs):
+    """Leave a result as it is: AnsibleModule adds the file's owner, mode and `state: file` to any result with
+    a `path`, which would overwrite this module's `state` (the patch's)."""
+    return kwargs
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(venv=dict(type='path'), path=dict(type='path')),
@@ -125,6 +131,7 @@ def main():
         required_one_of=[('venv', 'path')],
         supports_check_mode=True,
     )
+    module.add_path_info = results_as_given
     if module.params['path']:
         searched = [module.params['path']]
     else:
