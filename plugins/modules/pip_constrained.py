@@ -1125,8 +1125,6 @@ class PipConstrained(object):
             if not value.strip() or any(c.isspace() for c in value) or value.startswith('-'):
                 self.fail('%s: %r is not a URL or path (no spaces, no leading "-")' % (where, value),
                           failure='bad_request')
-        if params['state'] == 'absent' and params['src']:
-            self.fail('src cannot be used with state=absent; name the distribution instead', failure='bad_request')
         if params['wheel_dir']:
             if params['state'] != 'present':
                 self.fail('wheel_dir cannot be used with state=%s: it builds a wheel and installs or removes nothing; '
@@ -1138,6 +1136,8 @@ class PipConstrained(object):
             if params['requirements']:
                 self.fail('wheel_dir builds only src (pip wheel --no-deps): requirements would be ignored; install '
                           'them in a task of their own', failure='bad_request')
+        if params['state'] == 'absent' and params['src']:
+            self.fail('src cannot be used with state=absent; name the distribution instead', failure='bad_request')
 
     def check_venv(self):
         """True when the venv is usable; fails for a directory that is not a venv."""
