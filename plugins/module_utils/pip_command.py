@@ -114,5 +114,26 @@ def install_args(python, params, targets, report_path=None, metadata_only=False,
     return args + ['--'] + list(targets)
 
 
+def wheel_args(python, params, src, wheel_dir, log_path=None):
+    """`python -m pip wheel --no-deps` of the source tree src into wheel_dir (a scratch directory).
+
+    Builds with the task's indexes (for an isolated build's requirements), constraints, --pre and
+    --no-build-isolation; never installs. no_deps, requirements and state do not apply to a build.
+    """
+    args = [python, '-m', 'pip', 'wheel'] + COMMON_FLAGS + ['--retries', '0']
+    if log_path:
+        args.append('--log=%s' % log_path)
+    args += ['--no-deps', '--wheel-dir=%s' % wheel_dir]
+    args += index_args(params)
+    if params.get('pre'):
+        args.append('--pre')
+    if params.get('no_build_isolation'):
+        args.append('--no-build-isolation')
+    for path in params.get('constraints') or []:
+        args.append('--constraint=%s' % path)
+    args += list(params.get('extra_args') or [])
+    return args + ['--', src]
+
+
 def uninstall_args(python, names):
     return [python, '-m', 'pip', 'uninstall', '--yes'] + COMMON_FLAGS[:3] + ['--'] + list(names)

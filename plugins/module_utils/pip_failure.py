@@ -60,6 +60,11 @@ _LATE = (
     ('externally_managed', re.compile(r'externally-managed-environment')),
     ('no_pip', re.compile(r'No module named pip')),
 )
+# What a compiler or linker says when a build fails: gcc/clang/hipcc (`file:line:col: error: ...`,
+# `fatal error:`), nvcc/MSVC style (`file(line): error ...`), and ld (`/usr/bin/ld: cannot find -lx`).
+_COMPILER_ERROR = re.compile(r'^\S+?:\d+(?::\d+)?: (?:fatal )?error: \S|^\S+?\(\d+\): (?:catastrophic |fatal )?error\b')
+_LINKER_ERROR = re.compile(r'^(?:\S*/)?(?:ld|ld\.\w+|lld)(?::| error:) (?!warning)'
+                           r'(?:cannot find |.*undefined reference|.*error: )')
 NETWORK_CLASSES = tuple(name for name, _pattern in _NETWORK)
 RETRYABLE_HTTP = (408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 525, 526, 527, 529)
 
@@ -161,7 +166,9 @@ def classify(console, debug='', default_host=None):
     for name, pattern in _OTHER:
         match = pattern.search(text)
         if match:
-            return Failure(name, _decisive_error(text) or clean(match.group(0)))
+            # With --log the build's own output is only in pip's debug log.
+            decisive = (compiler_error(text) or compiler_error(debug)) if name == 'build_failed' else None
+            return Failure(name, decisive or _decisive_error(text) or clean(match.group(0)))
     evidence = _evidence(console, debug)
     not_found = _NOT_FOUND[0].search(text) or _NOT_FOUND[1].search(text)
     if not_found:
@@ -183,6 +190,23 @@ def classify(console, debug='', default_host=None):
         if match:
             return Failure(name, _decisive_error(text) or clean(match.group(0)))
     return Failure('pip_error', _decisive_error(text))
+
+
+def compiler_error(text):
+    """The last error line of a compiler (else of the linker) in a build's output, or None.
+
+    pip indents the build's output inside its "[N lines of output]" frame; the line is returned
+    stripped. A linker line is chosen only when no compiler line is there (a link fails after
+    compiling fine; `collect2: error: ld returned 1 exit status` only echoes ld's own line).
+    """
+    compiler, linker = None, None
+    for line in (text or '').splitlines():
+        line = clean(line).strip()
+        if _COMPILER_ERROR.search(line):
+            compiler = line
+        elif _LINKER_ERROR.search(line):
+            linker = line
+    return compiler or linker
 
 
 def _decisive_error(text):

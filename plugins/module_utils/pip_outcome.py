@@ -100,6 +100,29 @@ def subprocess_output(stdout, stderr, lines=15):
     return [line.strip() for line in blocks[-1].splitlines() if line.strip()][-lines:]
 
 
+_DEBUG_TIMESTAMP = re.compile(r'^\d{4}-\d\d-\d\dT[\d:,.]+ ')
+_BUILD_START = re.compile(r'^\s*Running command (?P<what>.+)$')
+_BUILD_END = re.compile(r'^\s*(?:ERROR: |error: subprocess-exited-with-error|.*: finished with status )')
+
+
+def build_output(debug, lines=400):
+    """The output of the last build pip ran, read from pip's --log file (timestamps removed).
+
+    With --log, pip counts the build's output as shown (it went to the log at debug level) and the
+    console only says "See above for output": this is the only place the compiler's lines are.
+    """
+    found, open_block = [], False
+    for line in (debug or '').splitlines():
+        line = _DEBUG_TIMESTAMP.sub('', line)
+        if _BUILD_START.match(line):
+            found, open_block = [], True   # pip stops at the first failing build: the last one is it
+        elif open_block and _BUILD_END.match(line):
+            open_block = False
+        elif open_block and line.strip():
+            found.append(line[2:] if line.startswith('  ') else line)
+    return found[-lines:]
+
+
 def resolver_warnings(stdout, stderr):
     """pip's post-install 'dependency resolver does not currently take into account' block."""
     text = '%s\n%s' % (stdout or '', stderr or '')

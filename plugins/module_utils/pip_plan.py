@@ -71,10 +71,13 @@ def write_fake_dists(site_dir, dists):
 def prior_entries(pk, entries):
     """(name, version) pairs of `prior_plan` entries: 'name==version' strings or {name, version} dicts.
 
-    Raises ValueError naming a bad entry. Entries without a version (an inexact plan) are skipped.
+    Raises ValueError naming a bad entry. Entries without a version (an inexact plan) are skipped, and so
+    are wheel builds (action `build`, from wheel_dir): they install nothing.
     """
     out = []
     for index, entry in enumerate(entries or []):
+        if isinstance(entry, dict) and entry.get('action') == 'build':
+            continue
         if isinstance(entry, dict):
             name, version = entry.get('name'), entry.get('version')
         elif isinstance(entry, str) and '==' in entry:

@@ -53,6 +53,9 @@ description:
     requirements follow C(--). O(venv) must be a virtual environment (C(pyvenv.cfg)), never a bare Python prefix.
     Credentials in index URLs (C(https://user:token@host)) are redacted as pip redacts them (C(user:****@host))
     in return values, messages, the diff and the log, which is created with mode C(0640)."
+  - "With O(wheel_dir), the module builds a wheel of O(src) instead of installing it (C(pip wheel --no-deps) into a
+    private scratch directory inside O(wheel_dir), then each wheel moved in with one rename) and returns RV(wheels);
+    the venv's installed set is read before and after to prove that nothing was installed."
   - "Where C(packaging) comes from: the module interpreter's own C(packaging) if it imports; otherwise the
     pure-Python copy that pip vendors in the venv (C(<site-packages>/pip/_vendor/packaging)), so target
     nodes whose system python lacks C(packaging) (for example Ubuntu 22.04's python3.10) still work."
@@ -68,6 +71,7 @@ attributes:
       - For a venv that does not exist yet, O(plan_python) plans with that interpreter in a scratch venv; O(prior_plan)
         plans for the venv as earlier tasks of the run would leave it; O(prior_changes) turns a plan that cannot be
         resolved yet into an inexact plan with a warning.
+      - With O(wheel_dir), check mode builds nothing and returns one RV(plan) entry with action V(build).
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
@@ -249,6 +253,21 @@ options:
       - Ignored outside check mode.
     type: bool
     default: false
+  wheel_dir:
+    description:
+      - Build a wheel of O(src) instead of installing it - C(pip wheel --no-deps) with the venv's python into a
+        private scratch directory inside O(wheel_dir) (created with mode C(0755) if missing), then each built wheel
+        is moved into O(wheel_dir) with one rename (a wheel of the same file name is replaced). Nothing is installed
+        into the venv; its installed set is read before and after, and a build that changed it fails.
+      - The build honours O(environment) (variables the build backend reads, such as C(GPU_ARCHS)),
+        O(no_build_isolation), O(constraints), O(pre), O(index_url), O(extra_index_urls), O(find_links) and
+        O(no_index) (where an isolated build gets its build requirements), O(use_pip_config), O(extra_args),
+        O(log_path) (the full build output; a failure returns only its tail) and O(retries).
+        O(name), O(no_deps) and O(forbid) do not apply.
+      - A wheel is built on every run (RV(changed=true)); skip the task when the wheel you need exists.
+      - Needs O(src); refused with O(requirements) and with O(state=absent) or O(state=forcereinstall).
+        A relative path is resolved against O(chdir).
+    type: path
 notes:
   - The installed set is what the venv's python sees in isolated mode (C(python -I)); C(PYTHONPATH) and
     the user site are not part of it.
@@ -293,6 +312,18 @@ EXAMPLES = r'''
     environment:
       GPU_ARCHS: gfx942;gfx950
       ROCSHMEM_HOME: /nonexistent/rocshmem
+
+- name: Build a wheel of a checkout with the stage's arch variables; install nothing
+  primus.trainenv.pip_constrained:
+    venv: "{{ primus_base }}/venv"
+    src: /tmp/primus-build/Primus-Turbo
+    wheel_dir: "{{ primus_base }}/wheels"
+    no_build_isolation: true
+    constraints: ["{{ primus_base }}/pip-constraints.txt"]
+    environment:
+      GPU_ARCHS: gfx942;gfx950
+    log_path: "{{ primus_base }}/logs/turbo-wheel.log"
+  register: turbo_wheel
 
 - name: Purge the CUTLASS DSL stack
   primus.trainenv.pip_constrained:
@@ -349,7 +380,9 @@ plan:
   description:
     - What pip would install (check mode) or planned in its dry-run, with the installed version and the
       action (V(install), V(upgrade), V(downgrade), V(replace) for another local label, V(reinstall));
-      for O(state=absent), the distributions to remove (action V(remove)).
+      for O(state=absent), the distributions to remove (action V(remove)); with O(wheel_dir), the wheel that would be
+      built (action V(build), with C(src), C(wheel_dir), and C(name) and C(version) when the tree declares them
+      statically, else null). Entries with action V(build) are skipped as O(prior_plan) (they install nothing).
     - In an inexact plan (RV(plan_exact=false)) the entries are the requested items, with C(version) only where
       the request pins one exactly, and C(requirement) the request as given.
     - Usable as O(prior_plan) of a later task.
@@ -395,6 +428,12 @@ reinstalled:
   returned: always
   type: list
   elements: str
+wheels:
+  description: With O(wheel_dir), the absolute paths of the wheels built and moved into O(wheel_dir) (empty in check mode).
+  returned: when O(wheel_dir) is given
+  type: list
+  elements: str
+  sample: ["/base/wheels/primus_turbo-0.2.0+edc8d2c-cp312-cp312-linux_x86_64.whl"]
 src_project:
   description: Name and version of O(src) and where they were read from (V(name), V(pyproject.toml), V(PKG-INFO), V(pip-metadata)).
   returned: when O(src) is given
@@ -447,6 +486,7 @@ forbidden:
 import json
 import os
 import shlex
+import shutil
 import stat
 import tempfile
 import time
@@ -454,15 +494,15 @@ import time
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
-    check_extra_args, install_args, pip_environ, uninstall_args)
+    check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
     check_absent_request, decide_present, is_pattern, plan_absent)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify, compiler_error
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_outcome import (
-    any_change, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings, subprocess_output,
-    summary, tail)
+    any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings,
+    subprocess_output, summary, tail)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import (
     load_packaging, load_toml_loads)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_plan import (
@@ -473,10 +513,11 @@ from ansible_collections.primus.trainenv.plugins.module_utils.pip_redact import 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
-    RequirementError, check_name_entry, classify as classify_item, read_request)
+    RequirementError, check_name_entry, classify as classify_item, read_request, static_project_metadata)
 
 LOG_MODE = 0o640
 LOG_DIR_MODE = 0o750
+WHEEL_DIR_MODE = 0o755
 MAX_RETRY_DELAY = 60.0
 # A dry-run that fails with one of these may only lack what earlier tasks would have installed.
 UNRESOLVED = ('not_found', 'conflict')
@@ -506,6 +547,7 @@ class PipConstrained(object):
         self.pip_python = self.python   # what runs pip (a scratch venv's python when planning)
         self.pip_pythonpath = None
         self.debug_count = 0
+        self.last_build = []   # the failed build's output, from pip's debug log
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -564,9 +606,11 @@ class PipConstrained(object):
             rc, out, err = self.run(args)
             debug = _read_and_remove(debug_path)
             failure = None
+            self.last_build = []
             if rc != 0:
                 failure = classify('%s\n%s' % (out, err), debug, self.index_host())
-            self.log(args, rc, out, err, debug_lines(debug), attempt, attempts)
+                self.last_build = build_output(debug)
+            self.log(args, rc, out, err, debug_lines(debug), attempt, attempts, self.last_build)
             if failure is None or not failure.transient or attempt == attempts:
                 if failure is not None:
                     failure.attempts = attempt
@@ -611,7 +655,7 @@ class PipConstrained(object):
         except (IOError, OSError) as exc:
             self.module.warn('cannot append to log_path %s: %s' % (self.params['log_path'], to_native(exc)))
 
-    def log(self, args, rc, out, err, debug=(), attempt=1, attempts=1):
+    def log(self, args, rc, out, err, debug=(), attempt=1, attempts=1, build=()):
         command = ' '.join(shlex.quote(a) for a in args)
         retry = ' (attempt %d of %d)' % (attempt, attempts) if attempt > 1 else ''
         lines = ['### %s pip_constrained%s: %s\n' % (time.strftime('%Y-%m-%dT%H:%M:%S'), retry, command), out or '']
@@ -619,6 +663,9 @@ class PipConstrained(object):
             lines.append(err if err.endswith('\n') else err + '\n')
         for line in debug:
             lines.append('pip debug: %s\n' % line)
+        if build:
+            lines.append('### the build\'s output (from pip\'s debug log; the console says "See above"):\n')
+            lines.append(''.join('%s\n' % line for line in build))
         lines.append('### rc=%s\n' % rc)
         self.append_log(''.join(lines))
 
@@ -629,8 +676,10 @@ class PipConstrained(object):
                 'stdout': tail(out, 60), 'stderr': tail(err, 60)}
         attempts = getattr(failure, 'attempts', 1)
         if category == 'build_failed':
-            build = subprocess_output(out, err)
-            msg = '%s failed (rc=%s): a build step failed%s' % (what, rc, (': ' + ' | '.join(build[-5:])) if build else '')
+            build = subprocess_output(out, err) or self.last_build
+            compiler = compiler_error('%s\n%s\n%s' % (out, err, '\n'.join(self.last_build)))
+            msg = '%s failed (rc=%s) [build_failed]: %s%s' % (
+                what, rc, compiler or 'a build step failed', ('\nbuild output: ' + ' | '.join(build[-5:])) if build else '')
         elif category == 'conflict' and self.pk is not None:
             causes = conflict_causes(out, err)
             sentence, involved = explain_conflict(self.pk, causes, self.constraint_items, self.probe)
@@ -962,6 +1011,85 @@ class PipConstrained(object):
             self.fail_pip('pip uninstall', rc, out, err)
         self.finish()
 
+    # ---- wheel_dir: build a wheel of src, install nothing ----------------------------------
+
+    def plan_wheel(self, venv_exists):
+        """Check mode with wheel_dir: say what would be built; build nothing."""
+        src, wheel_dir = self.params['src'], self.params['wheel_dir']
+        entry = {'name': None, 'version': None, 'installed': None, 'action': 'build', 'requested': True,
+                 'src': src, 'wheel_dir': wheel_dir}
+        if venv_exists and os.path.isdir(src):
+            try:
+                self.probe = self.read_probe()
+                self.pk = load_packaging(self.probe.site_dirs)
+                if self.pk is not None:
+                    meta = static_project_metadata(self.pk, src, load_toml_loads(self.probe.site_dirs))
+                    entry['name'], entry['version'] = meta['name'], meta['version']
+            except (ProbeError, RequirementError):
+                pass   # name and version stay unknown: the plan still says a wheel would be built
+        self.result['plan'] = [entry]
+        self.result['plan_exact'] = True
+        self.result['reasons'] = ['check mode: a wheel of %s would be built into %s (pip wheel --no-deps); nothing '
+                                  'is installed into the venv' % (src, wheel_dir)]
+        self.result['wheels'] = []
+        self.result['changed'] = True
+        self.exit(diff={'before': '', 'after': ''})
+
+    def build_wheels(self):
+        """pip wheel --no-deps of src into a scratch directory inside wheel_dir, then the wheels into wheel_dir."""
+        params = self.params
+        src, wheel_dir = params['src'], params['wheel_dir']
+        self.result['reasons'] = ['wheel_dir: a wheel of %s is built on every run' % src]
+        if not os.path.isdir(src):
+            self.fail('src %s is not a directory: wheel_dir builds a wheel of a local source tree (check the path, '
+                      'or clone the tree first)' % src, failure='not_installable')
+        scratch = self.wheel_scratch(wheel_dir)
+        try:
+            rc, out, err, failure = self.run_pip('pip wheel', lambda log: wheel_args(
+                self.python, params, src, scratch, log_path=log))
+            if rc != 0:
+                self.fail_pip('pip wheel of %s' % src, rc, out, err, failure)
+            built = sorted(f for f in os.listdir(scratch) if f.endswith('.whl'))
+            if not built:
+                self.fail('pip wheel of %s succeeded but wrote no wheel' % src, failure='pip_error')
+            self.check_venv_unchanged('pip wheel of %s' % src)
+            wheels = []
+            for name in built:
+                dest = os.path.join(wheel_dir, name)
+                os.rename(os.path.join(scratch, name), dest)   # same directory: atomic, replaces an older build
+                wheels.append(dest)
+                self.log_line('### pip_constrained: built %s' % dest)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        self.result['wheels'] = wheels
+        self.result['changed'] = True
+        self.result['cmd'] = self.last_cmd
+        self.result['output_tail'] = tail(self.last_output)
+        self.exit(diff={'before': '', 'after': ''})
+
+    def wheel_scratch(self, wheel_dir):
+        """A private (0700) scratch directory inside wheel_dir, so the finished wheels move in with one rename."""
+        try:
+            make_dirs(wheel_dir, WHEEL_DIR_MODE)
+            return tempfile.mkdtemp(prefix='.pip-wheel-', dir=wheel_dir)
+        except (IOError, OSError) as exc:
+            self.fail('cannot create a build directory in wheel_dir %s: %s (it must be a directory this user can '
+                      'write)' % (wheel_dir, to_native(exc)), failure='bad_request')
+
+    def check_venv_unchanged(self, what):
+        """A build must not install into the venv (a setup.py run without isolation could): prove it did not."""
+        try:
+            after = self.read_probe()
+        except ProbeError as exc:
+            self.fail('%s: the installed set could not be read again: %s' % (what, to_native(exc)))
+        changes = compare(self.pk, self.probe.versions(), after.versions())
+        if any_change(changes):
+            self.result.update(changes)
+            self.result['changed'] = True
+            self.fail('%s changed the venv %s (%s): a wheel build must install nothing. No wheel was kept; look at '
+                      'what the build runs (its setup.py or build backend).' % (what, self.venv, summary(changes)),
+                      failure='build_failed')
+
     def resolve_paths(self):
         """Relative requirements/constraints/src paths are relative to chdir, for pip and for the decision alike."""
         base = self.params['chdir']
@@ -970,7 +1098,7 @@ class PipConstrained(object):
 
         def absolute(path):
             return path if os.path.isabs(path) else os.path.join(base, path)
-        for key in ('requirements', 'src'):
+        for key in ('requirements', 'src', 'wheel_dir'):
             if self.params[key]:
                 self.params[key] = absolute(self.params[key])
         self.params['constraints'] = [absolute(p) for p in self.params['constraints']]
@@ -997,6 +1125,17 @@ class PipConstrained(object):
             if not value.strip() or any(c.isspace() for c in value) or value.startswith('-'):
                 self.fail('%s: %r is not a URL or path (no spaces, no leading "-")' % (where, value),
                           failure='bad_request')
+        if params['wheel_dir']:
+            if params['state'] != 'present':
+                self.fail('wheel_dir cannot be used with state=%s: it builds a wheel and installs or removes nothing; '
+                          'drop wheel_dir to %s' % (params['state'], 'remove' if params['state'] == 'absent'
+                                                    else 'reinstall'), failure='bad_request')
+            if not params['src']:
+                self.fail('wheel_dir needs src: it builds a wheel of the source tree src (pip wheel --no-deps); give '
+                          'src, or drop wheel_dir to install name/requirements', failure='bad_request')
+            if params['requirements']:
+                self.fail('wheel_dir builds only src (pip wheel --no-deps): requirements would be ignored; install '
+                          'them in a task of their own', failure='bad_request')
         if params['state'] == 'absent' and params['src']:
             self.fail('src cannot be used with state=absent; name the distribution instead', failure='bad_request')
 
@@ -1015,7 +1154,10 @@ class PipConstrained(object):
         self.resolve_paths()
         self.collect_secrets()
         self.check_inputs()
-        if not self.check_venv():
+        exists = self.check_venv()
+        if params['wheel_dir'] and self.module.check_mode:
+            return self.plan_wheel(exists)
+        if not exists:
             if params['state'] == 'absent':
                 self.result['satisfied'] = True
                 self.exit()
@@ -1040,7 +1182,9 @@ class PipConstrained(object):
                 'packaging', reason='to compare versions (neither the module interpreter nor the venv pip provides it)'))
         self.result['packaging_source'] = self.pk.source
         try:
-            if params['state'] == 'absent':
+            if params['wheel_dir']:
+                self.build_wheels()
+            elif params['state'] == 'absent':
                 self.absent()
             else:
                 self.present()
@@ -1110,6 +1254,7 @@ def main():
             plan_python=dict(type='path'),
             prior_plan=dict(type='list', elements='raw', default=[]),
             prior_changes=dict(type='bool', default=False),
+            wheel_dir=dict(type='path'),
         ),
         required_one_of=[['name', 'requirements', 'src']],
         supports_check_mode=True,

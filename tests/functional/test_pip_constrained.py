@@ -13,13 +13,15 @@ module must not see them (use_pip_config defaults to false).
 import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
-from world.lib.index import write_simple_index  # noqa: E402
+from world.lib import downloads, packages  # noqa: E402
+from world.lib.index import publish, write_simple_index  # noqa: E402
 from world.lib.server import serve  # noqa: E402
 from world.lib.wheel import build_wheel  # noqa: E402
 from pipkit import (  # noqa: E402,F401  (fixtures: ansible_dir, run, template_venv, venv)
@@ -272,3 +274,121 @@ def test_module_on_a_python_without_packaging_uses_the_venvs_pip_copy(world, ven
     assert result["packaging_source"].endswith(os.path.join("pip", "_vendor", "packaging"))
     assert result["replaced"] == [{"name": "torch", "before": "2.12.0+cpu", "after": ROCM}]
     assert not failed_again and again["changed"] is False and again["commands"] == []
+
+
+# ---- wheel_dir: a wheel of a source tree, built on the one pip path, nothing installed -----------
+
+SETUPTOOLS = "setuptools-75.1.0-py3-none-any.whl"   # the venv stage's pin, the real file
+# setup.py records MARK (from the task's environment) into the wheel; FAIL adds a C extension whose
+# header does not exist, so gcc fails the way a missing SDK header fails a real build.
+SETUP_PY = """import os
+from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+
+class BuildPyWithMark(build_py):
+    def run(self):
+        super().run()
+        with open(os.path.join(self.build_lib, "tinymark", "built.py"), "w") as handle:
+            handle.write("MARK = %r\\n" % os.environ.get("MARK"))
+
+
+ext = [Extension("tinymark._speed", ["tinymark/_speed.c"])] if os.path.exists("tinymark/_speed.c") else []
+setup(name="tinymark", version="1.0.0", packages=["tinymark"], ext_modules=ext, cmdclass={"build_py": BuildPyWithMark})
+"""
+
+
+@pytest.fixture(scope="session")
+def build_index(tmp_path_factory):
+    """An index serving the world's real setuptools wheel: what an isolated build fetches. Yields (url, wheel)."""
+    root = tmp_path_factory.mktemp("pipc-build-index")
+    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"] == SETUPTOOLS]
+    (wheel,) = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)
+    publish(wheel, str(root / "files"))
+    write_simple_index(str(root / "files"), str(root / "simple"), "/files")
+    with serve(str(root)) as base:
+        yield base + "/simple", wheel
+
+
+def setuptools_project(path, broken=False):
+    (path / "tinymark").mkdir(parents=True)
+    (path / "tinymark" / "__init__.py").write_text("")
+    (path / "setup.py").write_text(SETUP_PY)
+    (path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=61"]\n'
+                                         'build-backend = "setuptools.build_meta"\n')
+    if broken:
+        (path / "tinymark" / "_speed.c").write_text('#include <Python.h>\n#include "rocshmem_missing.h"\n')
+    return path
+
+
+def wheel_text(path, member):
+    with zipfile.ZipFile(str(path)) as wheel:
+        return wheel.read(member).decode()
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["build-isolation", "no-build-isolation"])
+def test_wheel_dir_builds_src_with_the_tasks_environment_and_installs_nothing(build_index, venv, run, tmp_path,
+                                                                                isolated):
+    url, setuptools_wheel = build_index
+    src = setuptools_project(tmp_path / "tinymark")
+    wheel_dir = tmp_path / "base" / "wheels"
+    log = tmp_path / "logs" / "tinymark.log"
+    constraints = tmp_path / "pip-constraints.txt"
+    constraints.write_text("tinymark==1.0.0\n")
+    args = {"venv": str(venv), "src": str(src), "wheel_dir": str(wheel_dir), "log_path": str(log),
+            "environment": {"MARK": "gfx942;gfx950"}, "constraints": [str(constraints)]}
+    if isolated:
+        args["index_url"] = url   # setuptools for the isolated build env comes from the index
+    else:
+        pip_direct(venv, "--no-index", setuptools_wheel)   # the build uses the venv's own setuptools
+        args.update(no_build_isolation=True, no_index=True)
+    before = installed(venv)
+    result, failed = run(args)
+    assert not failed, result.get("msg")
+    built = wheel_dir / "tinymark-1.0.0-py3-none-any.whl"
+    assert result["changed"] is True and result["wheels"] == [str(built)]
+    assert sorted(os.listdir(str(wheel_dir))) == [built.name]   # the scratch directory is gone
+    assert wheel_text(built, "tinymark/built.py") == "MARK = 'gfx942;gfx950'\n"
+    (cmd,) = result["commands"]
+    assert cmd[1:4] == ["-m", "pip", "wheel"] and "--no-deps" in cmd and cmd[-2:] == ["--", str(src)]
+    assert "--constraint=%s" % constraints in cmd
+    assert ("--no-build-isolation" in cmd) is not isolated and ("--index-url=%s" % url in cmd) is isolated
+    assert installed(venv) == before
+    assert result["added"] == [] and result["removed"] == []
+    text = log.read_text()
+    assert "-m pip wheel" in text and "built %s" % built in text and "### rc=0" in text
+
+
+def test_wheel_dir_check_mode_builds_nothing(venv, run, tmp_path):
+    src = setuptools_project(tmp_path / "tinymark")
+    wheel_dir = tmp_path / "wheels"
+    before = installed(venv)
+    result, failed = run({"venv": str(venv), "src": str(src), "wheel_dir": str(wheel_dir), "no_index": True},
+                         check=True)
+    assert not failed, result.get("msg")
+    assert result["changed"] is True and result["commands"] == [] and result["wheels"] == []
+    assert result["plan"] == [{"name": None, "version": None, "installed": None, "action": "build", "requested": True,
+                               "src": str(src), "wheel_dir": str(wheel_dir)}]
+    assert not wheel_dir.exists() and not (src / "build").exists()
+    assert installed(venv) == before
+
+
+def test_wheel_dir_failed_build_names_the_compiler_error_and_logs_everything(build_index, venv, run, tmp_path):
+    url, _wheel = build_index
+    src = setuptools_project(tmp_path / "tinymark", broken=True)
+    wheel_dir = tmp_path / "wheels"
+    log = tmp_path / "tinymark.log"
+    before = installed(venv)
+    result, failed = run({"venv": str(venv), "src": str(src), "wheel_dir": str(wheel_dir), "index_url": url,
+                          "log_path": str(log), "retries": 0})
+    assert failed and result["failure"] == "build_failed"
+    first = result["msg"].splitlines()[0]
+    assert first.startswith("pip wheel of %s failed (rc=1) [build_failed]: tinymark/_speed.c:2:10: fatal error: "
+                            "rocshmem_missing.h: No such file or directory" % src), first
+    assert result["failure_detail"]["decisive"].endswith("rocshmem_missing.h: No such file or directory")
+    assert "The venv is unchanged." in result["msg"] and result["msg"].endswith("Full output: %s" % log)
+    text = log.read_text()
+    assert "running build_ext" in text and "gcc" in text and "rocshmem_missing.h" in text
+    assert len(result["stderr"].splitlines()) <= 60 and len(result["output_tail"].splitlines()) <= 30
+    assert os.listdir(str(wheel_dir)) == []   # no wheel, no scratch directory left behind
+    assert installed(venv) == before

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
-    check_extra_args, install_args, pip_environ, uninstall_args)
+    check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
 
 PY = "/v/bin/python"
 COMMON = ["--disable-pip-version-check", "--no-input", "--no-color", "--progress-bar", "off"]
@@ -88,3 +88,18 @@ def test_extra_args_are_options_that_keep_the_install_in_the_venv(extra, ok):
     else:
         with pytest.raises(ValueError, match=r"extra_args\[\d\]"):
             check_extra_args(extra)
+
+
+def test_wheel_args_build_src_alone_with_the_tasks_indexes_constraints_and_isolation_choice():
+    p = params(index_url="https://u:tok@rocm/whl", extra_index_urls=["https://a"], find_links=["/w"], no_index=True,
+               pre=True, no_deps=False, no_build_isolation=True, constraints=["/c1", "/c2"], requirements="/r.txt",
+               state="forcereinstall", extra_args=["--no-cache-dir"])
+    assert wheel_args(PY, p, "/src/turbo", "/base/wheels/.pip-wheel-x", log_path="/t/d.log") == [
+        PY, "-m", "pip", "wheel"] + COMMON + [
+        "--retries", "0", "--log=/t/d.log", "--no-deps", "--wheel-dir=/base/wheels/.pip-wheel-x",
+        "--index-url=https://u:tok@rocm/whl", "--extra-index-url=https://a", "--find-links=/w", "--no-index", "--pre",
+        "--no-build-isolation", "--constraint=/c1", "--constraint=/c2", "--no-cache-dir", "--", "/src/turbo"]
+    # requirements and --force-reinstall are install options: a build of src never carries them.
+    args = wheel_args(PY, params(), "-rsrc", "/w")
+    assert "--no-build-isolation" not in args and "--no-deps" in args and args[-2:] == ["--", "-rsrc"]
+    assert not any(a.startswith(("--requirement", "--force-reinstall", "--index-url")) for a in args)

@@ -1,7 +1,7 @@
 """pip failures classified from pip's real output (pip 26.3 console and its --log debug lines)."""
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify, host_of
+from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify, compiler_error, host_of
 
 NOT_FOUND = ("ERROR: Could not find a version that satisfies the requirement einops (from versions: none)\n"
              "ERROR: No matching distribution found for einops\n")
@@ -107,3 +107,44 @@ def test_advice_names_class_host_and_fix(category, status, words):
     assert "\n" not in text
     for word in words:
         assert word in text
+
+
+GCC_MISSING_HEADER = """running build_ext
+gcc -fPIC -I/v/include -c tinymark/_speed.c -o build/temp/tinymark/_speed.o
+tinymark/_speed.c:2:10: fatal error: rocshmem_missing.h: No such file or directory
+    2 | #include "rocshmem_missing.h"
+compilation terminated.
+error: command '/usr/bin/gcc' failed with exit code 1
+"""
+
+
+@pytest.mark.parametrize("output, line", [
+    (GCC_MISSING_HEADER, "tinymark/_speed.c:2:10: fatal error: rocshmem_missing.h: No such file or directory"),
+    # the last compiler error wins; a warning is not an error
+    ("a.cpp:1:1: error: first\na.hip:9:3: warning: unused\ncsrc/b.hip:7:5: error: use of undeclared identifier 'x'\n",
+     "csrc/b.hip:7:5: error: use of undeclared identifier 'x'"),
+    ("kernel.cu(12): error: identifier \"foo\" is undefined\n", "kernel.cu(12): error: identifier \"foo\" is undefined"),
+    # a link failure: ld's own line, not collect2's echo of it
+    ("/usr/bin/ld: cannot find -lrocshmem: No such file or directory\ncollect2: error: ld returned 1 exit status\n",
+     "/usr/bin/ld: cannot find -lrocshmem: No such file or directory"),
+    ("ld.lld: error: unable to find library -lrocshmem\n", "ld.lld: error: unable to find library -lrocshmem"),
+    # a compiler line beats a later linker line
+    ("x.c:3:1: error: expected ';'\n/usr/bin/ld: cannot find -lfoo\n", "x.c:3:1: error: expected ';'"),
+    # pip's debug log: timestamps and the build's indentation
+    ("2026-12-03T06:13:09,078   tinymark/_speed.c:2:10: fatal error: h.h: No such file or directory\n",
+     "tinymark/_speed.c:2:10: fatal error: h.h: No such file or directory"),
+    ("/usr/bin/ld: warning: x.o: missing .note.GNU-stack section\nerror: subprocess-exited-with-error\n", None),
+    ("error: command '/usr/bin/gcc' failed with exit code 1\n", None),
+])
+def test_compiler_error_is_the_compilers_last_error_line(output, line):
+    assert compiler_error(output) == line
+
+
+def test_a_build_failure_quotes_the_compiler_line_from_pips_debug_log():
+    console = ("  error: subprocess-exited-with-error\n  \u2570\u2500> See above for output.\n"
+               "  ERROR: Failed building wheel for tinymark\n")
+    log = "".join("2026-12-03T06:13:09,078   %s\n" % line for line in GCC_MISSING_HEADER.splitlines())
+    failure = classify(console, log)
+    assert failure.category == "build_failed"
+    assert failure.decisive == "tinymark/_speed.c:2:10: fatal error: rocshmem_missing.h: No such file or directory"
+    assert "rocshmem" not in classify(console).decisive   # without the log there is no compiler line to quote

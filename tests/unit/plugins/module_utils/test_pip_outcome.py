@@ -4,7 +4,7 @@ import json
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_outcome import (
-    any_change, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings, subprocess_output,
+    any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings, subprocess_output,
     summary, tail)
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
 from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import read_requirements_file
@@ -125,3 +125,30 @@ def test_build_output_and_resolver_warning():
 def test_tail():
     assert tail("a\nb\nc\n", 2) == "b\nc"
     assert tail("", 2) == ""
+
+
+PIP_DEBUG_LOG = """2026-12-03T06:13:08,603 Building wheels for collected packages: tinymark
+2026-12-03T06:13:08,607   Running command Preparing metadata (pyproject.toml)
+2026-12-03T06:13:08,608   running dist_info
+2026-12-03T06:13:08,609   Preparing metadata (pyproject.toml): finished with status 'done'
+2026-12-03T06:13:08,610   Source in ./p has version 1.0.0
+2026-12-03T06:13:08,611   Running command Building wheel for tinymark (pyproject.toml)
+2026-12-03T06:13:08,938   running build_ext
+2026-12-03T06:13:08,949   gcc -fPIC -c tinymark/_speed.c -o build/_speed.o
+2026-12-03T06:13:09,078   tinymark/_speed.c:2:10: fatal error: rocshmem_missing.h: No such file or directory
+2026-12-03T06:13:09,078       2 | #include "rocshmem_missing.h"
+
+2026-12-03T06:13:09,085   error: command '/usr/bin/gcc' failed with exit code 1
+2026-12-03T06:13:09,120   ERROR: [present-rich] Building wheel for tinymark (pyproject.toml) exited with 1
+2026-12-03T06:13:09,128   Building wheel for tinymark (pyproject.toml): finished with status 'error'
+2026-12-03T06:13:09,131 ERROR: Failed to build one or more wheels
+"""
+
+
+def test_build_output_is_the_last_builds_lines_from_pips_debug_log():
+    assert build_output(PIP_DEBUG_LOG) == [
+        "running build_ext", "gcc -fPIC -c tinymark/_speed.c -o build/_speed.o",
+        "tinymark/_speed.c:2:10: fatal error: rocshmem_missing.h: No such file or directory",
+        "    2 | #include \"rocshmem_missing.h\"", "error: command '/usr/bin/gcc' failed with exit code 1"]
+    assert build_output(PIP_DEBUG_LOG, lines=1) == ["error: command '/usr/bin/gcc' failed with exit code 1"]
+    assert build_output("") == [] and build_output("2026-12-03T06:13:08,603 Collecting x\n") == []

@@ -531,3 +531,65 @@ def test_requirements_file_variables_come_from_the_tasks_environment(monkeypatch
     result, failed = run_module(monkeypatch, venv, tmp_path, requirements=str(tmp_path / "r.txt"),
                                 environment={"ALPHA_VERSION": "1.1"})
     assert not failed and result["satisfied"] is True and venv.pip_calls() == []
+
+
+# ---- wheel_dir -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    ({"state": "absent"}, "wheel_dir cannot be used with state=absent"),
+    ({"state": "forcereinstall"}, "wheel_dir cannot be used with state=forcereinstall"),
+    ({"src": None, "name": ["x"]}, "wheel_dir needs src"),
+    ({"requirements": "r.txt"}, "requirements would be ignored"),
+])
+def test_wheel_dir_refusals_run_nothing(monkeypatch, venv, tmp_path, args, words):
+    full = dict({"src": str(tmp_path), "wheel_dir": str(tmp_path / "wheels")}, **args)
+    result, failed = run_module(monkeypatch, venv, tmp_path, **full)
+    assert failed and result["failure"] == "bad_request" and words in result["msg"]
+    assert venv.calls == [] and not (tmp_path / "wheels").exists()
+
+
+def wheel_builder(venv, files, rc=0, change=None):
+    """pip wheel writing `files` into its --wheel-dir (and, with change, installing into the venv)."""
+    def build(args):
+        assert args[3] == "wheel"
+        scratch = [a for a in args if a.startswith("--wheel-dir=")][0].split("=", 1)[1]
+        venv.scratch = scratch
+        for name in files:
+            open(os.path.join(scratch, name), "w").close()
+        if change:
+            venv.add(*change)
+        return rc, "Successfully built x\n" if rc == 0 else "", "" if rc == 0 else "ERROR: boom\n"
+    return build
+
+
+def test_wheel_dir_moves_the_wheel_out_of_a_private_scratch_dir(monkeypatch, venv, tmp_path):
+    wheel_dir = tmp_path / "base" / "wheels"
+    (wheel_dir.parent).mkdir()
+    (tmp_path / "src").mkdir()
+    venv.install = wheel_builder(venv, ["x-1.0-py3-none-any.whl"])
+    result, failed = run_module(monkeypatch, venv, tmp_path, src=str(tmp_path / "src"), wheel_dir=str(wheel_dir),
+                                environment={"GPU_ARCHS": "gfx942"})
+    assert not failed, result.get("msg")
+    assert result["changed"] is True and result["wheels"] == [str(wheel_dir / "x-1.0-py3-none-any.whl")]
+    assert os.listdir(str(wheel_dir)) == ["x-1.0-py3-none-any.whl"]
+    assert os.path.dirname(venv.scratch) == str(wheel_dir) and os.path.basename(venv.scratch).startswith(".")
+    assert stat.S_IMODE(os.stat(str(wheel_dir)).st_mode) == 0o755
+    (pip_call,) = venv.pip_calls()
+    assert venv.environs[venv.calls.index(pip_call)]["GPU_ARCHS"] == "gfx942"
+    assert [c[1] for c in venv.calls] == ["-I", "-m", "-I"]   # probe, pip wheel, probe: the venv did not move
+
+
+def test_wheel_dir_fails_and_keeps_no_wheel_when_the_build_installed_something(monkeypatch, venv, tmp_path):
+    (tmp_path / "src").mkdir()
+    venv.install = wheel_builder(venv, ["x-1.0-py3-none-any.whl"], change=("sneaky", "1.0"))
+    result, failed = run_module(monkeypatch, venv, tmp_path, src=str(tmp_path / "src"),
+                                wheel_dir=str(tmp_path / "wheels"))
+    assert failed and result["failure"] == "build_failed" and result["changed"] is True
+    assert "changed the venv" in result["msg"] and "1 added" in result["msg"]
+    assert os.listdir(str(tmp_path / "wheels")) == []
+
+
+def test_wheel_dir_with_a_missing_src_is_refused_before_pip(monkeypatch, venv, tmp_path):
+    result, failed = run_module(monkeypatch, venv, tmp_path, src=str(tmp_path / "nope"),
+                                wheel_dir=str(tmp_path / "wheels"))
+    assert failed and "is not a directory" in result["msg"] and venv.pip_calls() == []
