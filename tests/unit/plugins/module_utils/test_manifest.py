@@ -1,5 +1,6 @@
 """manifest: the per-node record scrubs environment dumps and secrets, ignores volatile fields, summarises;
 write_manifest writes it atomically and only when the record changes."""
+import hashlib
 import json
 import os
 import stat
@@ -149,7 +150,6 @@ def test_module_writes_both_files_atomically_with_modes_and_the_env_sh_hash(tmpd
     manifest = tmpdir.join('base', 'manifest', 'node1', 'manifest.json')
     assert result['path'] == str(manifest) and result['written'] == [str(manifest), result['summary_path']]
     doc = json.loads(manifest.read())
-    import hashlib
     assert doc['env_sh'] == {'path': args['data']['env_sh'],
                              'sha256': hashlib.sha256(b'export PRIMUS_BASE=/b\n').hexdigest()}
     assert doc['format'] == 1 and doc['checkouts'] == args['data']['checkouts']

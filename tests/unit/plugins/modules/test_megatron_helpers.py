@@ -310,3 +310,38 @@ def test_an_unremovable_stale_file_is_refused_naming_it_before_anything_is_built
     with open(stale) as handle:
         assert handle.read().startswith('root-owned')
     assert helpers_files(mine_datasets) == [], 'the writable checkout was not built either'
+
+
+def test_removal_rules_follow_unlink_semantics(tmpdir):
+    from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
+    directory = tmpdir.mkdir('datasets')
+    stale = directory.join('helpers_cpp.so')
+    stale.write('x')
+    plain, file_stat = os.stat(str(directory)), os.stat(str(stale))
+    os.chmod(str(directory), 0o1777)
+    sticky = os.stat(str(directory))
+    other = file_stat.st_uid + 4242
+    assert mh.removal_problem(str(directory), plain, False, file_stat, other) == 'not_writable'
+    assert mh.removal_problem(str(directory), plain, True, file_stat, other) is None   # a read-only file goes (rm -f)
+    # /tmp-like sticky directory: only the file's or the directory's owner may remove it
+    assert mh.removal_problem(str(directory), sticky, True, file_stat, other) == 'sticky'
+    assert mh.removal_problem(str(directory), sticky, True, file_stat, file_stat.st_uid) is None
+    assert mh.removal_problem(str(directory), sticky, True, None, other) is None       # nothing to remove
+    assert mh.removal_problem(str(directory), sticky, True, file_stat, 0) is None
+
+
+def test_suffix_and_checkout_rules(tmpdir):
+    from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
+    assert mh.extension_name('.cpython-312-x86_64-linux-gnu.so\n') == 'helpers_cpp.cpython-312-x86_64-linux-gnu.so'
+    for bad in ('', 'None', '.pyd', '../x.so'):
+        with pytest.raises(ValueError):
+            mh.extension_name(bad)
+    with pytest.raises(ValueError) as info:
+        mh.extension_name('')
+    assert str(info.value) == "could not determine this interpreter's extension suffix"
+    tmpdir.mkdir('Primus')
+    os.symlink(str(tmpdir.join('Primus')), str(tmpdir.join('link')))
+    assert mh.unique_checkouts([str(tmpdir.join('Primus')), str(tmpdir.join('link')), str(tmpdir.join('Primus')) + '/.',
+                                str(tmpdir.join('gone'))]) == [str(tmpdir.join('Primus')), str(tmpdir.join('gone'))]
+    assert mh.build_error_line('\x1b[01m\x1b[Khelpers.cpp:3:1:\x1b[m\x1b[K \x1b[01;31merror: \x1b[mexpected\nmake: *** Error 1\n') \
+        == 'helpers.cpp:3:1: error: expected'
