@@ -1,0 +1,347 @@
+"""megatron_helpers: real make and g++ on Megatron's datasets Makefile (the world's copy of it, with the
+python3-config trap), a venv of the 3.12 test python, and a load test of what was built.
+
+The venv gets a stand-in `pybind11` whose `--includes` prints what the real one prints first (the
+interpreter's include directory), and the fixture's helpers.cpp uses the CPython API under the real
+module name, so no download is needed; the Makefile is Megatron's, unchanged.
+"""
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+import pytest
+
+from module_runner import COLLECTIONS, run_module
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..'))
+from world.lib.repos import MEGATRON_MAKEFILE  # noqa: E402
+
+PYTHON312 = os.environ.get('PRIMUS_TEST_PYTHON312') or sys.executable
+DATASETS = os.path.join('third_party', 'Megatron-LM', 'megatron', 'core', 'datasets')
+
+HELPERS_CPP = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *build_exhaustive_blending_indices(PyObject *self, PyObject *args) {
+    PyObject *sizes;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &sizes))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t i = 0; i < PyList_Size(sizes); ++i) {
+        long n = PyLong_AsLong(PyList_GetItem(sizes, i));
+        for (long j = 0; j < n; ++j) {
+            PyObject *v = PyLong_FromSsize_t(i);
+            PyList_Append(out, v);
+            Py_DECREF(v);
+        }
+    }
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"build_exhaustive_blending_indices", build_exhaustive_blending_indices, METH_VARARGS, ""},
+    {NULL, NULL, 0, NULL}};
+static struct PyModuleDef definition = {PyModuleDef_HEAD_INIT, "INITNAME", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_INITNAME(void) { return PyModule_Create(&definition); }
+"""
+
+PYBIND11_MAIN = (
+    "import sys, sysconfig\n"
+    "if '--includes' in sys.argv[1:]:\n"
+    "    print('-I' + sysconfig.get_paths()['include'])\n"
+)
+
+
+def make_venv(python, path, pybind11=True, env=None):
+    subprocess.run([python, '-m', 'venv', '--without-pip', path], check=True, env=env)
+    venv_python = os.path.join(path, 'bin', 'python')
+    if pybind11:
+        purelib = subprocess.run([venv_python, '-c', "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 check=True, capture_output=True, text=True, env=env).stdout.strip()
+        os.makedirs(os.path.join(purelib, 'pybind11'))
+        with open(os.path.join(purelib, 'pybind11', '__init__.py'), 'w') as handle:
+            handle.write('')
+        with open(os.path.join(purelib, 'pybind11', '__main__.py'), 'w') as handle:
+            handle.write(PYBIND11_MAIN)
+    return venv_python
+
+
+@pytest.fixture(scope='module')
+def venv(tmp_path_factory):
+    python = make_venv(PYTHON312, str(tmp_path_factory.mktemp('venv') / 'venv'))
+    ext = subprocess.run([python, '-c', "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    return python, ext
+
+
+def checkout(root, name='Primus', init_name='helpers_cpp', source=None):
+    """A Primus checkout with Megatron's datasets dir: the world's Makefile and a tiny helpers.cpp."""
+    datasets = os.path.join(str(root), name, DATASETS)
+    os.makedirs(datasets)
+    with open(os.path.join(datasets, 'Makefile'), 'w') as handle:
+        handle.write(MEGATRON_MAKEFILE)
+    with open(os.path.join(datasets, 'helpers.cpp'), 'w') as handle:
+        handle.write(source if source is not None else HELPERS_CPP.replace('INITNAME', init_name))
+    return os.path.join(str(root), name), datasets
+
+
+def calls(python, path):
+    code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('helpers_cpp', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); "
+            "print(m.build_exhaustive_blending_indices([2, 1]))")
+    return subprocess.run([python, '-c', code, path], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def helpers_files(datasets):
+    return sorted(f for f in os.listdir(datasets) if f.startswith('helpers_cpp'))
+
+
+def test_builds_under_the_venv_suffix_loads_and_logs(venv, tmpdir):
+    python, ext = venv
+    assert ext.startswith('.cpython-3') and ext.endswith('.so')
+    primus, datasets = checkout(tmpdir)
+    log = tmpdir.join('logs', 'primus.log')
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=python, log_path=str(log)), tmpdir,
+                        check_mode=False)
+    assert result['changed'] is True, result
+    assert result['ext'] == ext
+    target = os.path.join(datasets, 'helpers_cpp' + ext)
+    assert result['checkouts'] == [dict(checkout=primus, path=datasets, status='built', file=target,
+                                        reason='helpers_cpp%s does not exist' % ext)]
+    # only the venv's name: the Makefile's python3-config fallback was overridden by LIBEXT
+    assert helpers_files(datasets) == ['helpers_cpp' + ext]
+    assert calls(python, target) == '[0, 0, 1]'
+    text = log.read()
+    assert 'Compiling Megatron helpers_cpp in %s' % datasets in text
+    assert 'LIBEXT=%s' % ext in text and '-o helpers_cpp%s' % ext in text
+
+
+def test_converged_run_runs_no_make(venv, tmpdir):
+    python, ext = venv
+    primus, datasets = checkout(tmpdir)
+    args = dict(checkouts=[primus], python=python)
+    assert run_module('megatron_helpers', args, tmpdir, check_mode=False)['changed'] is True
+    target = os.path.join(datasets, 'helpers_cpp' + ext)
+    before = os.stat(target)
+    # no compiler on PATH: had make run, it would fail
+    result = run_module('megatron_helpers', args, tmpdir, check_mode=False, env=dict(CXX='/nonexistent/g++'))
+    assert result['changed'] is False, result
+    assert result['checkouts'][0]['status'] == 'current'
+    after = os.stat(target)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_source_newer_than_the_build_rebuilds(venv, tmpdir):
+    python, ext = venv
+    primus, datasets = checkout(tmpdir)
+    args = dict(checkouts=[primus], python=python)
+    run_module('megatron_helpers', args, tmpdir, check_mode=False)
+    target = os.path.join(datasets, 'helpers_cpp' + ext)
+    old = time.time() - 3600
+    os.utime(target, (old, old))
+    result = run_module('megatron_helpers', args, tmpdir, check_mode=False)
+    assert result['changed'] is True and result['checkouts'][0]['status'] == 'built'
+    assert result['checkouts'][0]['reason'] == 'helpers_cpp%s is older than helpers.cpp' % ext
+    assert os.stat(target).st_mtime > old + 60
+
+
+def test_a_stale_file_that_will_not_load_is_replaced(venv, tmpdir):
+    python, ext = venv
+    primus, datasets = checkout(tmpdir)
+    target = os.path.join(datasets, 'helpers_cpp' + ext)
+    with open(target, 'w') as handle:
+        handle.write('built on another OS\n')   # newer than helpers.cpp, but no ELF
+    stale_inode = os.stat(target).st_ino
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=False)
+    entry = result['checkouts'][0]
+    assert entry['status'] == 'built', result
+    assert entry['reason'].startswith('helpers_cpp%s does not load: ImportError' % ext)
+    assert os.stat(target).st_ino != stale_inode
+    assert calls(python, target) == '[0, 0, 1]'
+
+
+def test_check_mode_reports_and_builds_nothing(venv, tmpdir):
+    python, ext = venv
+    primus, datasets = checkout(tmpdir)
+    target = os.path.join(datasets, 'helpers_cpp' + ext)
+    with open(target, 'w') as handle:
+        handle.write('stale\n')
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=True)
+    assert result['changed'] is True and result['checkouts'][0]['status'] == 'would_build'
+    with open(target) as handle:
+        assert handle.read() == 'stale\n'
+    assert helpers_files(datasets) == ['helpers_cpp' + ext]
+
+
+def test_check_mode_before_the_venv_exists(tmpdir):
+    primus, _ = checkout(tmpdir)
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=str(tmpdir.join('venv/bin/python'))),
+                        tmpdir, check_mode=True)
+    assert result['changed'] is True and result['ext'] == ''
+    assert result['checkouts'][0]['status'] == 'would_build' and result['checkouts'][0]['file'] == ''
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=str(tmpdir.join('venv/bin/python'))),
+                        tmpdir, check_mode=False)
+    assert result['failed'] is True and 'does not exist' in result['msg'] and 'tag venv' in result['msg']
+
+
+def test_missing_checkouts_are_skipped_and_repeats_built_once(venv, tmpdir):
+    python, ext = venv
+    primus, datasets = checkout(tmpdir)
+    bare = tmpdir.join('bare-clone')     # submodules never initialised
+    bare.mkdir()
+    gone = str(tmpdir.join('no-such-checkout'))
+    result = run_module('megatron_helpers', dict(checkouts=[gone, primus, primus + '/', str(bare)], python=python),
+                        tmpdir, check_mode=False)
+    assert result['changed'] is True
+    assert [(e['checkout'], e['status']) for e in result['checkouts']] == [
+        (gone, 'skipped_missing'), (primus, 'built'), (str(bare), 'skipped_missing')]
+    assert result['checkouts'][0]['reason'] == 'the checkout does not exist'
+    assert 'submodule update --init --recursive' in result['checkouts'][2]['reason']
+
+
+def test_build_failure_names_the_directory(venv, tmpdir):
+    python, _ = venv
+    primus, datasets = checkout(tmpdir, source='int broken( {\n')
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=False)
+    assert result['failed'] is True
+    assert result['msg'].startswith('helpers_cpp build failed in %s: ' % datasets)
+    assert "helpers.cpp:1:" in result['msg'] and 'error:' in result['msg'] and '\x1b' not in result['msg']
+
+
+def test_a_build_that_will_not_load_is_reported(venv, tmpdir):
+    python, _ = venv
+    primus, datasets = checkout(tmpdir, init_name='helpers_other')
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=False)
+    assert result['failed'] is True
+    assert result['msg'] == ('helpers_cpp built but will not load in %s: ImportError: dynamic module does not '
+                             'define module export function (PyInit_helpers_cpp)' % datasets)
+
+
+def test_without_pybind11_fails_before_make(tmpdir):
+    python = make_venv(PYTHON312, str(tmpdir.join('venv')), pybind11=False)
+    primus, datasets = checkout(tmpdir)
+    result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=False)
+    assert result['failed'] is True and result['msg'].startswith('pybind11 is not usable by %s' % python)
+    assert 'No module named pybind11' in result['msg']
+    assert helpers_files(datasets) == []
+
+
+def _copy_tree(src, dest):
+    if subprocess.run(['cp', '-al', src, dest], capture_output=True, check=False).returncode != 0:
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(src, dest, symlinks=True)
+
+
+@pytest.fixture
+def as_nobody():
+    """(run(args) -> result, work dir) running the module as `nobody`, from copies in a fresh /tmp dir (the
+    controller's interpreter sits under a private /root); as a non-root user, as that user."""
+    work = tempfile.mkdtemp(prefix='primus-helpers-', dir='/tmp')
+    os.chmod(work, 0o755)
+    try:
+        if os.geteuid() != 0:
+            def run_self(args, tmp):
+                return run_module('megatron_helpers', args, tmp, check_mode=False)
+            yield run_self, work, make_venv(PYTHON312, os.path.join(work, 'venv')), pwd.getpwuid(os.geteuid()).pw_name
+            return
+        python_root = os.path.join(work, 'python')
+        _copy_tree(sys.base_prefix, python_root)
+        site = os.path.join(work, 'site-packages')
+        _copy_tree(sysconfig.get_paths()['purelib'], site)
+        collection = os.path.join(work, 'collections', 'ansible_collections', 'primus', 'trainenv')
+        os.makedirs(collection)
+        shutil.copytree(os.path.join(COLLECTIONS, 'ansible_collections', 'primus', 'trainenv', 'plugins'),
+                        os.path.join(collection, 'plugins'))
+        python = os.path.join(python_root, 'bin', os.path.basename(os.path.realpath(sys.executable)))
+        env = dict(PATH='/usr/bin:/bin', LD_LIBRARY_PATH=os.path.join(python_root, 'lib'), HOME=work,
+                   PYTHONPATH='%s:%s' % (os.path.join(work, 'collections'), site))
+        venv_python = make_venv(python, os.path.join(work, 'venv'), env=dict(env, PYTHONPATH=''))
+
+        def run_nobody(args, tmp):
+            args_file = os.path.join(work, 'args.json')
+            with open(args_file, 'w') as handle:
+                handle.write(json.dumps({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=False)}))
+            os.chmod(args_file, 0o644)
+            argv = (['runuser', '-u', 'nobody', '--', 'env', '-i'] + ['%s=%s' % kv for kv in sorted(env.items())]
+                    + [python, '-m', 'ansible_collections.primus.trainenv.plugins.modules.megatron_helpers', args_file])
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, cwd=work)
+            assert proc.stdout, proc.stderr
+            return json.loads(proc.stdout)
+        yield run_nobody, work, venv_python, 'nobody'
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_an_unremovable_stale_file_is_refused_naming_it_before_anything_is_built(as_nobody, tmpdir):
+    run, work, python, user = as_nobody
+    ext = subprocess.run([python, '-c', "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                         capture_output=True, text=True, check=False,
+                         env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(work, 'python', 'lib'))).stdout.strip()
+    # a checkout the user can build in, listed first, and one holding a stale build in a read-only directory
+    mine, mine_datasets = checkout(work, 'Primus')
+    theirs, datasets = checkout(work, 'cache-Primus')
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam('nobody')
+        for root, dirs, _files in os.walk(mine):
+            for name in dirs:
+                os.chown(os.path.join(root, name), nobody.pw_uid, nobody.pw_gid)
+        os.chown(mine, nobody.pw_uid, nobody.pw_gid)
+    stale = os.path.join(datasets, 'helpers_cpp' + ext)
+    with open(stale, 'w') as handle:
+        handle.write('root-owned Ubuntu 24.04 build needing GLIBCXX_3.4.32\n')
+    os.chmod(datasets, 0o555)
+    try:
+        result = run({'checkouts': [mine, theirs], 'python': python}, tmpdir)
+    finally:
+        os.chmod(datasets, 0o755)
+    assert result.get('failed') is True, result
+    owner = pwd.getpwuid(os.stat(stale).st_uid).pw_name
+    assert result['msg'].startswith('Nothing was built. %s must be replaced before helpers_cpp can be built, but %s '
+                                    'cannot remove it' % (stale, user)), result['msg']
+    assert 'The file is owned by %s' % owner in result['msg']
+    assert 'sudo rm %s' % stale in result['msg'] and 'leave %s out of checkouts' % theirs in result['msg']
+    with open(stale) as handle:
+        assert handle.read().startswith('root-owned')
+    assert helpers_files(mine_datasets) == [], 'the writable checkout was not built either'
+
+
+def test_removal_rules_follow_unlink_semantics(tmpdir):
+    from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
+    directory = tmpdir.mkdir('datasets')
+    stale = directory.join('helpers_cpp.so')
+    stale.write('x')
+    plain, file_stat = os.stat(str(directory)), os.stat(str(stale))
+    os.chmod(str(directory), 0o1777)
+    sticky = os.stat(str(directory))
+    other = file_stat.st_uid + 4242
+    assert mh.removal_problem(str(directory), plain, False, file_stat, other) == 'not_writable'
+    assert mh.removal_problem(str(directory), plain, True, file_stat, other) is None   # a read-only file goes (rm -f)
+    # /tmp-like sticky directory: only the file's or the directory's owner may remove it
+    assert mh.removal_problem(str(directory), sticky, True, file_stat, other) == 'sticky'
+    assert mh.removal_problem(str(directory), sticky, True, file_stat, file_stat.st_uid) is None
+    assert mh.removal_problem(str(directory), sticky, True, None, other) is None       # nothing to remove
+    assert mh.removal_problem(str(directory), sticky, True, file_stat, 0) is None
+
+
+def test_suffix_and_checkout_rules(tmpdir):
+    from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
+    assert mh.extension_name('.cpython-312-x86_64-linux-gnu.so\n') == 'helpers_cpp.cpython-312-x86_64-linux-gnu.so'
+    for bad in ('', 'None', '.pyd', '../x.so'):
+        with pytest.raises(ValueError):
+            mh.extension_name(bad)
+    with pytest.raises(ValueError) as info:
+        mh.extension_name('')
+    assert str(info.value) == "could not determine this interpreter's extension suffix"
+    tmpdir.mkdir('Primus')
+    os.symlink(str(tmpdir.join('Primus')), str(tmpdir.join('link')))
+    assert mh.unique_checkouts([str(tmpdir.join('Primus')), str(tmpdir.join('link')), str(tmpdir.join('Primus')) + '/.',
+                                str(tmpdir.join('gone'))]) == [str(tmpdir.join('Primus')), str(tmpdir.join('gone'))]
+    assert mh.build_error_line('\x1b[01m\x1b[Khelpers.cpp:3:1:\x1b[m\x1b[K \x1b[01;31merror: \x1b[mexpected\nmake: *** Error 1\n') \
+        == 'helpers.cpp:3:1: error: expected'
