@@ -153,11 +153,12 @@ def main():
     if found['state'] == 'unrecognized':
         module.fail_json(msg=text_patch.ck_jit_unrecognized_message(path, found), state='unrecognized', **result)
     if found['state'] == 'already_patched':
-        module.exit_json(state='already_patched', msg='%s already patched' % text_patch.CK_JIT_NAME,
-                         **dict(result, lines=found['patched']))
+        result['lines'] = found['patched']
+        module.exit_json(state='already_patched', msg='%s already patched' % text_patch.CK_JIT_NAME, **result)
     if found['state'] == 'upstream_fixed':
+        result['lines'] = found['upstream_fixed']
         module.exit_json(state='upstream_fixed', msg='%s already tolerates a lost mv race (upstream fix), left as is'
-                                                     % text_patch.CK_JIT_NAME, **dict(result, lines=found['upstream_fixed']))
+                                                     % text_patch.CK_JIT_NAME, **result)
     patched, _count = text_patch.ck_jit_apply(text)
     result.update(changed=True, state='patched', lines=found['unpatched'],
                   diff=dict(before_header=path, after_header=path, before=text_patch.diff_text(text),
