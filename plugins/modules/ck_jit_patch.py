@@ -20,8 +20,8 @@ description:
   - "The result is one of these states: C(patched) (the line was patched, or would be in check mode),
     C(already_patched), C(upstream_fixed) (the script already tolerates the lost race, for example
     C(mv -n \"$_TMP_SO\" \"$OUTPUT\" || [ -f \"$OUTPUT\" ]), and is left alone), C(not_present) (no such file: not an
-    error, nothing changes) and C(unrecognized) (the file is there but a line moving C($_TMP_SO) is in no known
-    form, or there is none: the task fails naming the file and the expected text)."
+    error, nothing changes) and C(unrecognized) (the file is there but no line is in a known form: the task fails
+    naming the file, the lines moving C($_TMP_SO) it found and the expected text)."
   - Written through a temporary file and a rename, keeping the file's mode, then read back; a patch that did not
     take fails the task.
 author:
