@@ -7,6 +7,9 @@ need no root; that user runs Ansible's modules with the system python3, as a fle
 When the tests run as an ordinary user, that user is the target, over the local connection.
 Interpreters the target needs (3.12 for the venv, 3.10 for the migration case) are copied out of
 pyenv into /tmp with a relative RUNPATH, because pyenv's live under /root.
+The other node is the world's Debian trixie root (glibc 2.41, TE wheel mode): `trixie_target` and
+`trixie_playbook` (root only) run the playbook inside it as `primus-ci` through the test-only
+connection plugin connection_plugins/primus_chroot.py.
 """
 import glob
 import json
