@@ -44,7 +44,7 @@ _UPSTREAM_FIXED = re.compile(
     r'^mv -n "\$_TMP_SO" "\$OUTPUT"(?:\s+2>\s*/dev/null)?\s*\|\|\s*'
     r'(?:\[\s+-[ef]\s+"\$OUTPUT"\s+\]|\[\[\s+-[ef]\s+"\$OUTPUT"\s+\]\]|test\s+-[ef]\s+"\$OUTPUT")'
     r'\s*;?\s*(?:#.*)?$')
-# Any line that moves the temporary .so: it must be in one of the known forms.
+# Any line that moves the temporary .so: shown when no line is in a known form.
 _MV_OF_TMP = re.compile(r'(?:^|[\s;&|(!])mv\s.*\$\{?_TMP_SO\b')
 _INDENT = re.compile(r'^([ \t]*)(.*?)(\r?\n)?$', re.S)
 
@@ -67,7 +67,9 @@ def ck_jit_classify(text):
     The line lists hold 1-based line numbers (``unknown``: (number, line) pairs). ``state`` is
     ``patched`` when a line needs the patch (the caller applies it), ``already_patched`` when the
     seed's patched line is there, ``upstream_fixed`` when only upstream's own fix is, and
-    ``unrecognized`` when a line moving ``$_TMP_SO`` is in no known form or there is none at all.
+    ``unrecognized`` when no line is in a known form (``unknown`` then lists the lines that move ``$_TMP_SO``
+    in another form, the evidence for the message). Other moves of ``$_TMP_SO`` beside a known line are left
+    as they are, as the seed's sed leaves them.
     """
     found = dict(unpatched=[], patched=[], upstream_fixed=[], unknown=[])
     for number, line in enumerate(text.splitlines(True), 1):
@@ -80,14 +82,14 @@ def ck_jit_classify(text):
             found['upstream_fixed'].append(number)
         elif _MV_OF_TMP.search(body) and not body.lstrip().startswith('#'):
             found['unknown'].append((number, body))
-    if found['unknown'] or not (found['unpatched'] or found['patched'] or found['upstream_fixed']):
-        state = 'unrecognized'
-    elif found['unpatched']:
+    if found['unpatched']:
         state = 'patched'
     elif found['patched']:
         state = 'already_patched'
-    else:
+    elif found['upstream_fixed']:
         state = 'upstream_fixed'
+    else:
+        state = 'unrecognized'
     found['state'] = state
     return found
 

@@ -20,8 +20,8 @@ description:
   - "The result is one of these states: C(patched) (the line was patched, or would be in check mode),
     C(already_patched), C(upstream_fixed) (the script already tolerates the lost race, for example
     C(mv -n \"$_TMP_SO\" \"$OUTPUT\" || [ -f \"$OUTPUT\" ]), and is left alone), C(not_present) (no such file: not an
-    error, nothing changes) and C(unrecognized) (the file is there but a line moving C($_TMP_SO) is in no known
-    form, or there is none: the task fails naming the file and the expected text)."
+    error, nothing changes) and C(unrecognized) (the file is there but no line is in a known form: the task fails
+    naming the file, the lines moving C($_TMP_SO) it found and the expected text)."
   - Written through a temporary file and a rename, keeping the file's mode, then read back; a patch that did not
     take fails the task.
 author:
@@ -153,11 +153,12 @@ def main():
     if found['state'] == 'unrecognized':
         module.fail_json(msg=text_patch.ck_jit_unrecognized_message(path, found), state='unrecognized', **result)
     if found['state'] == 'already_patched':
-        module.exit_json(state='already_patched', msg='%s already patched' % text_patch.CK_JIT_NAME,
-                         **dict(result, lines=found['patched']))
+        result['lines'] = found['patched']
+        module.exit_json(state='already_patched', msg='%s already patched' % text_patch.CK_JIT_NAME, **result)
     if found['state'] == 'upstream_fixed':
+        result['lines'] = found['upstream_fixed']
         module.exit_json(state='upstream_fixed', msg='%s already tolerates a lost mv race (upstream fix), left as is'
-                                                     % text_patch.CK_JIT_NAME, **dict(result, lines=found['upstream_fixed']))
+                                                     % text_patch.CK_JIT_NAME, **result)
     patched, _count = text_patch.ck_jit_apply(text)
     result.update(changed=True, state='patched', lines=found['unpatched'],
                   diff=dict(before_header=path, after_header=path, before=text_patch.diff_text(text),

@@ -19,8 +19,8 @@ description:
     task naming the file and both texts, before anything is written (the seed's sed silently did nothing).
     Occurrences of O(patches[].before) inside O(patches[].after) do not count, so a patch that appends to a line
     is applied once.
-  - Patches are applied in order; several may patch one file, but none may patch the text another wrote (or write
-    back the text another replaced): such a list is refused, since it could be neither verified nor idempotent.
+  - Patches are applied in order; several may patch one file, but none may patch the text another wrote or write
+    back the text another replaced. Such a list is refused, since it could be neither verified nor idempotent.
   - Each changed file is written once, through a temporary file and a rename, keeping its mode, then read back and
     checked; a patch that did not take fails.
   - A file must stay inside O(root) - a relative path with no C(..) whose real path (symlinks resolved) is under

@@ -7,6 +7,9 @@ need no root; that user runs Ansible's modules with the system python3, as a fle
 When the tests run as an ordinary user, that user is the target, over the local connection.
 Interpreters the target needs (3.12 for the venv, 3.10 for the migration case) are copied out of
 pyenv into /tmp with a relative RUNPATH, because pyenv's live under /root.
+The other node is the world's Debian trixie root (glibc 2.41, TE wheel mode): `trixie_target` and
+`trixie_playbook` (root only) run the playbook inside it as `primus-ci` through the test-only
+connection plugin connection_plugins/primus_chroot.py.
 """
 import glob
 import json
@@ -29,6 +32,7 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 
 from world import build as world_build  # noqa: E402
 from world import serve as world_serve  # noqa: E402
+from world import trixie as world_trixie  # noqa: E402
 
 PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
 PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
@@ -41,6 +45,7 @@ RECAP = re.compile(r"^(\S+)\s*: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+f
                    r"\s+rescued=(\d+)\s+ignored=(\d+)", re.M)
 
 CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
+CONNECTION_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "connection_plugins")
 
 
 def record_timing(what, seconds):
@@ -396,11 +401,7 @@ def playbook(tmp_path_factory, target, world, python312):
         if diff:
             argv.append("--diff")
         argv += list(args)
-        run_env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_")) or k == "PRIMUS_WORLD_UV_PYTHON"}
-        run_env.update({"ANSIBLE_CALLBACK_PLUGINS": CALLBACK_PLUGINS, "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
-                        "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
-        run_env.update(env or {})
+        run_env = playbook_env(results, env)
         start = time.monotonic()
         if background:
             return Background(subprocess.Popen(argv, cwd=REPO, env=run_env, stdout=subprocess.PIPE,
@@ -410,6 +411,16 @@ def playbook(tmp_path_factory, target, world, python312):
         return PlaybookRun(proc, results, time.monotonic() - start)
 
     return run
+
+
+def playbook_env(results, env=None):
+    """ansible-playbook's environment: this one without PRIMUS_/ANSIBLE_/PIP_ settings, results recorded."""
+    run_env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_")) or k == "PRIMUS_WORLD_UV_PYTHON"}
+    run_env.update({"ANSIBLE_CALLBACK_PLUGINS": CALLBACK_PLUGINS, "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
+                    "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
+    run_env.update(env or {})
+    return run_env
 
 
 class Background:
@@ -435,3 +446,122 @@ def tree_state(path):
             st = os.lstat(full)
             state.append((os.path.relpath(full, path), stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns))
     return sorted(state)
+
+
+# --------------------------------------------------------------------------- the trixie root (glibc 2.41)
+
+class TrixieTarget:
+    """The world's Debian trixie root as a node: TEST_USER (this machine's uid, also in the root's
+    /etc/passwd) runs the playbook's tasks inside it through the primus_chroot connection.
+    Paths of the node are paths inside the root; path() gives where they are on this machine."""
+
+    def __init__(self, root, entry, hosts_dir):
+        self.root = root
+        self.user = entry.pw_name
+        self.uid = entry.pw_uid
+        self.gid = entry.pw_gid
+        self.home = "/home/%s" % self.user
+        self.hosts_dir = hosts_dir   # inside the root
+        self.python = world_trixie.PYTHON
+        self.host = {"ansible_connection": "primus_chroot", "primus_chroot_root": root, "primus_chroot_user": self.user,
+                     "ansible_python_interpreter": self.python, "ansible_pipelining": True}
+
+    def path(self, inside):
+        """Where a path of the node is on this machine."""
+        assert inside.startswith("/"), inside
+        return os.path.join(self.root, inside.lstrip("/"))
+
+    def base(self, name):
+        """A fresh, absolute PRIMUS_BASE of the node (not created), in the user's home."""
+        return os.path.join(self.home, "bases", "%s-%d" % (name, int(time.time() * 1000) % 10 ** 8))
+
+    def run(self, argv, env=None):
+        """Run argv inside the root as the user (clean environment, HOME its home); stdout and stderr merged."""
+        return world_trixie.run(self.root, argv, user=self.uid, env=dict({"HOME": self.home}, **(env or {})))
+
+
+def _replace_atomically(path, text):
+    tmp = path + ".primus-test"
+    with open(tmp, "w") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, path)
+
+
+def _ensure_line(path, name, line):
+    """The root's passwd/group file has `line` for `name` (replaced if it differs)."""
+    with open(path) as handle:
+        lines = handle.read().splitlines()
+    if line in lines:
+        return
+    lines = [existing for existing in lines if existing.split(":", 1)[0] != name] + [line]
+    _replace_atomically(path, "\n".join(lines) + "\n")
+
+
+def trixie_user(root, entry):
+    """TEST_USER inside the root: the same uid/gid as on this machine, a home of its own."""
+    home = "/home/%s" % entry.pw_name
+    _ensure_line(os.path.join(root, "etc", "passwd"), entry.pw_name,
+                 "%s:x:%d:%d::%s:/bin/sh" % (entry.pw_name, entry.pw_uid, entry.pw_gid, home))
+    _ensure_line(os.path.join(root, "etc", "group"), entry.pw_name, "%s:x:%d:" % (entry.pw_name, entry.pw_gid))
+    host_home = os.path.join(root, home.lstrip("/"))
+    os.makedirs(host_home, exist_ok=True)
+    os.chown(host_home, entry.pw_uid, entry.pw_gid)
+    os.chmod(host_home, 0o755)
+
+
+@pytest.fixture(scope="session")
+def trixie_target():
+    """The trixie root (built once and cached, see tests/world/README.md) as a node of TEST_USER."""
+    if os.getuid() != 0:
+        pytest.skip("the trixie root is entered with chroot, which needs root; run the tests as root")
+    root = world_trixie.build(log=lambda line: sys.stderr.write("trixie: %s\n" % line))
+    entry = _ensure_user(TEST_USER)
+    trixie_user(root, entry)
+    # The recorded GPU hosts (rocminfo stand-ins, KFD trees) as the node sees them.
+    hosts_dir = "/opt/primus-test-hosts"
+    shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), os.path.join(root, hosts_dir.lstrip("/")),
+                    symlinks=True, dirs_exist_ok=True)
+    return TrixieTarget(root, entry, hosts_dir)
+
+
+@pytest.fixture(scope="session")
+def trixie_playbook(tmp_path_factory, world, trixie_target):
+    """run(tags, base, gpu_host="mi300x", extra=None, env=None, args=(), check=False) -> PlaybookRun:
+    playbooks/primus.yml on the inventory host `trixie` (the trixie root through primus_chroot),
+    with the world's pins, PRIMUS_PYTHON=/opt/python3.12/bin/python3.12 and a recorded GPU host."""
+    tmp = tmp_path_factory.mktemp("trixie-playbook")
+    counter = [0]
+    node = trixie_target
+
+    def run(tags=None, base=None, gpu_host="mi300x", extra=None, env=None, args=(), check=False):
+        counter[0] += 1
+        host_dir = os.path.join(node.hosts_dir, gpu_host)
+        extra_vars = {
+            "primus_release_file": world["pins"],   # read on the controller
+            "primus_python": node.python,
+            "primus_rocminfo": os.path.join(host_dir, "bin", "rocminfo"),
+            "primus_kfd_nodes_path": os.path.join(host_dir, "sys", "class", "kfd", "kfd", "topology", "nodes"),
+            "primus_min_free_gib": 1,
+        }
+        if base is not None:
+            extra_vars["primus_base"] = base
+        extra_vars.update(extra or {})
+        inventory = tmp / ("inventory-%d.json" % counter[0])
+        inventory.write_text(json.dumps({"all": {"hosts": {"trixie": node.host}}}))
+        vars_file = tmp / ("vars-%d.json" % counter[0])
+        vars_file.write_text(json.dumps(extra_vars))
+        results = str(tmp / ("results-%d.jsonl" % counter[0]))
+        argv = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", str(inventory), "playbooks/primus.yml",
+                "-e", "@%s" % vars_file]
+        if tags:
+            argv += ["--tags", tags]
+        if check:
+            argv.append("--check")
+        argv += list(args)
+        run_env = playbook_env(results, dict({"ANSIBLE_CONNECTION_PLUGINS": CONNECTION_PLUGINS}, **(env or {})))
+        start = time.monotonic()
+        proc = subprocess.run(argv, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=3600, check=False)
+        return PlaybookRun(proc, results, time.monotonic() - start)
+
+    return run

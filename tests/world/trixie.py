@@ -33,9 +33,11 @@ PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1
 PREFIX = "/opt/python3.12"
 PYTHON = PREFIX + "/bin/python3.12"
 # What minbase lacks for CPython 3.12's extension modules (ssl, ctypes, sqlite3, bz2, lzma,
-# readline, curses, uuid, pyexpat) and for the TE core library (libstdc++), plus patchelf.
+# readline, curses, uuid, pyexpat) and for the TE core library (libstdc++), plus patchelf; and
+# what preflight requires of every node and the source builds run (git, make, a C++ compiler).
 PACKAGES = ("libstdc++6", "libssl3t64", "libffi8", "libsqlite3-0", "libbz2-1.0", "liblzma5", "zlib1g",
-            "libreadline8t64", "libncursesw6", "libtinfo6", "libuuid1", "libexpat1", "patchelf")
+            "libreadline8t64", "libncursesw6", "libtinfo6", "libuuid1", "libexpat1", "patchelf",
+            "git", "make", "g++")
 MODULES = "ssl, ctypes, sqlite3, bz2, lzma, zlib, readline, curses, uuid, pyexpat, hashlib, venv, ensurepip"
 STAMP = ".primus-trixie.json"
 PATH = "/usr/local/bin:/usr/bin:/bin"

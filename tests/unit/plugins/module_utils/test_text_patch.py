@@ -102,10 +102,13 @@ def test_an_unknown_form_of_the_mv_line_is_unrecognized(line):
     assert "Expected the line '%s'" % tp.CK_JIT_BEFORE_LINE in message and tp.CK_JIT_AFTER_LINE in message
 
 
-def test_an_unknown_line_beside_a_known_one_is_still_unrecognized():
+def test_another_move_beside_the_known_line_is_left_as_the_seeds_sed_leaves_it():
     text = with_line(tp.CK_JIT_BEFORE_LINE + '\n    mv "$_TMP_SO" "$OUTPUT.bak"')
     found = tp.ck_jit_classify(text)
-    assert found['state'] == 'unrecognized' and found['unpatched'] == [10] and found['unknown'][0][0] == 11
+    assert found['state'] == 'patched' and found['unpatched'] == [10] and found['unknown'] == [(11, 'mv "$_TMP_SO" "$OUTPUT.bak"')]
+    patched, count = tp.ck_jit_apply(text)
+    assert count == 1 and patched == text.replace(tp.CK_JIT_BEFORE_LINE + '\n', tp.CK_JIT_AFTER_LINE + '\n')
+    assert tp.ck_jit_classify(patched)['state'] == 'already_patched'
 
 
 def test_a_script_without_the_line_is_unrecognized_and_says_so():
