@@ -94,9 +94,10 @@ def distributions(dirs):
         except OSError:
             continue
         for entry in entries:
-            if not entry.endswith('.dist-info') or '-' not in entry:
+            stem = entry[:-len('.dist-info')]
+            if not entry.endswith('.dist-info') or '-' not in stem:
                 continue
-            name, version = entry[:-len('.dist-info')].split('-', 1)
+            name, version = stem.split('-', 1)
             if name and version:
                 found[re.sub(r'[-_.]+', '-', name).lower()] = version
     return found

@@ -123,6 +123,8 @@ options:
   constraints:
     description:
       - Constraints files, each passed as C(--constraint). They also take part in the offline decision.
+      - In check mode a constraints file that does not exist yet (an earlier task of the run would write it) is left out
+        of the plan, with a warning saying so.
     type: list
     elements: path
     default: []
@@ -1103,6 +1105,17 @@ class PipConstrained(object):
                 self.params[key] = absolute(self.params[key])
         self.params['constraints'] = [absolute(p) for p in self.params['constraints']]
 
+    def skip_unwritten_constraints(self):
+        """Check mode: a constraints file an earlier task of the run would write (the torch stage writes
+        pip-constraints.txt) may not exist yet. It is left out of the plan, and the plan says so."""
+        if not self.module.check_mode:
+            return
+        missing = [p for p in self.params['constraints'] if not os.path.exists(p)]
+        for path in missing:
+            self.module.warn('check mode: the constraints file %s does not exist yet (an earlier stage of this run '
+                             'writes it), so this plan does not apply it' % path)
+        self.params['constraints'] = [p for p in self.params['constraints'] if p not in missing]
+
     def collect_secrets(self):
         """Every credential the task's values carry, redacted everywhere from here on (and by Ansible)."""
         params = self.params
@@ -1152,6 +1165,7 @@ class PipConstrained(object):
     def main(self):
         params = self.params
         self.resolve_paths()
+        self.skip_unwritten_constraints()
         self.collect_secrets()
         self.check_inputs()
         exists = self.check_venv()

@@ -10,7 +10,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAGES = ("venv torch flash_attn te torchtune torchao pydeps grouped_gemm causal_conv1d mamba "
           "primus aiter turbo boto cleanup manifest torchrec").split()
-ROLE_ORDER = ("primus preflight venv torch flash_attn te torchtune torchao pydeps grouped_gemm causal_conv1d "
+# preflight twice: its checks before the lock, its facts and plan after it.
+ROLE_ORDER = ("primus preflight preflight venv torch flash_attn te torchtune torchao pydeps grouped_gemm causal_conv1d "
               "mamba primus_repo aiter turbo boto cleanup manifest torchrec verify").split()
 
 

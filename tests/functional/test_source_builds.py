@@ -1,0 +1,298 @@
+"""The source-built stages and TransformerEngine (issue 11), run by the unprivileged user against
+the simulated world: one base converged with every build stage, then changed inputs on it.
+
+The tests share one module-scoped base and run in file order: the last ones leave it broken on
+purpose (the unpinned CUTLASS DSL)."""
+import collections
+import hashlib
+import json
+import os
+import sys
+
+import pytest
+import yaml
+
+from harness import REPO, record_timing, tree_state
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from world import branch as world_branch  # noqa: E402
+from world.lib import repos as world_repos  # noqa: E402
+
+pytestmark = pytest.mark.functional
+
+STAGES = "venv,torch,flash_attn,te,torchtune,torchao,grouped_gemm,causal_conv1d,mamba"
+BUILT = ("flash_attn", "te", "torchtune", "torchao", "grouped_gemm", "causal_conv1d", "mamba")
+# Each build's package and the arch variable it reads (tests/world/README.md, source-built stand-ins).
+PACKAGE = {"flash_attn": "flash_attn", "te": "transformer_engine", "torchtune": "torchtune", "torchao": "torchao",
+           "grouped_gemm": "grouped_gemm", "causal_conv1d": "causal_conv1d", "mamba": "mamba_ssm"}
+ARCH_DEPENDENT = set(BUILT) - {"torchtune"}
+CK_JIT_BEFORE = '    mv -n "$_TMP_SO" "$OUTPUT"'
+CK_JIT_AFTER = '    mv -n "$_TMP_SO" "$OUTPUT" 2>/dev/null || true'
+Converged = collections.namedtuple("Converged", "base cache build first second logs_before logs_after")
+
+
+def site(base):
+    return os.path.join(base, "venv", "lib", "python3.12", "site-packages")
+
+
+def build_record(base, stage):
+    with open(os.path.join(site(base), PACKAGE[stage], "world_build.json")) as handle:
+        return json.load(handle)
+
+
+def stamp(base, stage):
+    with open(os.path.join(base, "state", stage + ".json")) as handle:
+        return json.load(handle)
+
+
+def task_name(result):
+    """A task's own name ('role : name' for a task of a role)."""
+    return result["task"].split(" : ", 1)[-1]
+
+
+def statuses(run, prefix):
+    """{task name: status} of the tasks whose own name starts with prefix."""
+    return {task_name(r): r["status"] for r in run.results if task_name(r).startswith(prefix)}
+
+
+def built_in(run):
+    """The components whose wheel this run built (not taken from the wheel cache)."""
+    return {task.rsplit(" - ", 1)[1] for task, status in statuses(run, "Build the wheel - ").items() if status == "ok"}
+
+
+def failure(run):
+    failed = run.failed()
+    assert failed, run
+    return failed[0]
+
+
+def installed(target, base):
+    script = ("import json\nfrom importlib import metadata\n"
+              "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version"
+              " for d in metadata.distributions()}))\n")
+    proc = target.run([os.path.join(base, "venv", "bin", "python"), "-c", script])
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def pins_variant(world, tmp_path, name, change):
+    """A copy of the world's pins file with change(pins) applied."""
+    with open(world["pins"]) as handle:
+        data = yaml.safe_load(handle)
+    change(data["primus_pins"])
+    path = tmp_path / ("pins-%s.yml" % name)
+    path.write_text(yaml.safe_dump(data))
+    os.chmod(str(path), 0o644)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def dirs(target):
+    """A base and this module's own build and cache directories (an earlier session's wheel cache must
+    not turn these builds into cache hits)."""
+    base = target.base("sources")
+    return base, base + "-cache", base + "-build"
+
+
+@pytest.fixture(scope="module")
+def run(playbook, dirs):
+    """playbook() on this module's base, cache and build directories."""
+    def run_here(tags, extra=None, **kwargs):
+        extra = dict({"primus_cache_dir": dirs[1], "primus_build_dir": dirs[2]}, **(extra or {}))
+        return playbook(tags, dirs[0], extra=extra, **kwargs)
+    return run_here
+
+
+@pytest.fixture(scope="module")
+def converged(run, dirs):
+    base, cache, build = dirs
+    first = run(STAGES)
+    assert first.rc == 0, first
+    record_timing("venv,torch + the 7 source-built stages on an empty base (unprivileged, SSH)", first.seconds)
+    logs_before = tree_state(os.path.join(base, "logs"))
+    # With role variables private to their roles: every role reads the published primus_settings.
+    second = run(STAGES, env={"ANSIBLE_PRIVATE_ROLE_VARS": "True"})
+    record_timing("venv,torch + the 7 source-built stages, converged re-run", second.seconds)
+    return Converged(base, cache, build, first, second, logs_before, tree_state(os.path.join(base, "logs")))
+
+
+def test_every_build_stage_converges_with_its_arch_list_flags_and_patches(converged, target, world):
+    base = converged.base
+    assert built_in(converged.first) == set(BUILT)
+    for stage in BUILT:
+        record = build_record(base, stage)
+        recorded = stamp(base, stage)["outputs"]
+        assert record["git_head"] == recorded.get("commit", stamp(base, stage)["key"]["commit"]), stage
+        if stage in ARCH_DEPENDENT:
+            assert record["offload_arch"] == ["gfx942"], (stage, record)
+        assert record["env"]["MAX_JOBS"] == recorded["build_env"]["MAX_JOBS"], stage
+    # The arch list in the form each build reads; env.sh keeps GPU_ARCHS=native for aiter's JIT.
+    assert stamp(base, "flash_attn")["outputs"]["build_env"]["GPU_ARCHS"] == "gfx942"
+    te = stamp(base, "te")
+    assert te["outputs"]["mode"] == "source"   # glibc 2.36 here: auto chooses a source build
+    assert {k: te["outputs"]["build_env"][k] for k in ("NVTE_FRAMEWORK", "NVTE_USE_ROCM", "NVTE_USE_HIPBLASLT",
+                                                       "NVTE_ROCM_ARCH", "GPU_ARCHS")} == {
+        "NVTE_FRAMEWORK": "pytorch", "NVTE_USE_ROCM": "1", "NVTE_USE_HIPBLASLT": "1", "NVTE_ROCM_ARCH": "gfx942",
+        "GPU_ARCHS": "gfx942"}
+    assert build_record(base, "te")["nvte"]["NVTE_ROCM_ARCH"] == "gfx942"
+    conv = build_record(base, "causal_conv1d")["env"]
+    assert (conv["HIP_ARCHITECTURES"], conv["CAUSAL_CONV1D_FORCE_BUILD"]) == ("gfx942", "TRUE")
+    assert build_record(base, "causal_conv1d")["prebuilt_attempted"] is False
+    assert build_record(base, "mamba")["env"]["MAMBA_FORCE_BUILD"] == "TRUE"
+    # No NVTE build switch leaks into another build (env.sh does not export them either).
+    assert "NVTE_FRAMEWORK" not in build_record(base, "flash_attn")["nvte"]
+    # The patched files hold the patched text.
+    with open(os.path.join(site(base), "torchtune", "modules", "moe", "utils.py")) as handle:
+        moe = handle.read()
+    assert "use_grouped_mm = False" in moe and "use_grouped_mm = True" not in moe
+    with open(os.path.join(site(base), "torchao", "float8", "config.py")) as handle:
+        assert "pad_inner_dim: bool = True" in handle.read()
+    swizzle = world_repos.TORCHAO_SWIZZLE.replace("if defined(HIPBLASLT_VEC_EXT)", "if false")
+    assert build_record(base, "torchao")["files"]["torchao/csrc/rocm/swizzle/swizzle.cpp"] == \
+        hashlib.sha256(swizzle.encode()).hexdigest()
+    # ck_jit_compile.sh: the seed's line, patched exactly once.
+    with open(os.path.join(site(base), "transformer_engine", "lib", "ck_jit", "ck_jit_compile.sh")) as handle:
+        lines = handle.read().splitlines()
+    assert lines.count(CK_JIT_AFTER) == 1 and CK_JIT_BEFORE not in lines
+    assert te["outputs"]["ck_jit"] == "patched"
+    # mamba with nvidia-cutlass-dsl pinned to 4.5.3 (quack-kernels 0.3.1 imports ThrCopy).
+    have = installed(target, base)
+    assert have["nvidia-cutlass-dsl"] == "4.5.3" and have["apache-tvm-ffi"] == "0.1.11"
+    assert not [n for n in have if n.startswith("nvidia-") and n.endswith(("-cu12", "-cu13"))]
+    # The environment as a user gets it: env.sh, then the imports.
+    proc = target.bash("export PRIMUS_BASE='%s' && source \"$PRIMUS_BASE/env.sh\" && python -c 'import transformer_engine, flash_attn, mamba_ssm, "
+                       "torchao, torchtune, grouped_gemm, causal_conv1d; print(\"ok\")'" % base)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
+    # Transient trees are gone; the wheels stay in the per-user cache, one per build key.
+    assert not [name for name in os.listdir(converged.build) if name != "wheels"], os.listdir(converged.build)
+    for stage in BUILT:
+        keys = os.listdir(os.path.join(converged.cache, "wheels", stage))
+        assert len(keys) == 1, (stage, keys)
+        wheels = os.listdir(os.path.join(converged.cache, "wheels", stage, keys[0]))
+        assert len(wheels) == 1 and wheels[0].endswith(".whl"), (stage, wheels)
+
+
+def test_the_re_run_changes_nothing_and_clones_builds_and_resolves_nothing(converged):
+    second = converged.second
+    assert second.rc == 0, second
+    assert second.stats["node1"]["changed"] == 0, second.changed_tasks()
+    for prefix in ("Clone at the planned commit", "Build the wheel", "Install the wheel", "Resolve the floating"):
+        ran = [t for t, s in statuses(second, prefix).items() if s != "skipped"]
+        assert not ran, (prefix, ran)
+    assert converged.logs_after == converged.logs_before, "the re-run wrote to the logs"
+
+
+def test_a_moved_floating_branch_is_kept_until_asked_then_reported_and_built_once(converged, run, world):
+    base = converged.base
+    recorded = stamp(base, "grouped_gemm")["outputs"]["commit"]
+    head = world_branch.move(world["root"], "grouped_gemm", "rocm")
+    try:
+        assert head != recorded
+        kept = run("grouped_gemm")
+        assert kept.rc == 0 and kept.stats["node1"]["changed"] == 0, kept
+        assert stamp(base, "grouped_gemm")["outputs"]["commit"] == recorded
+        # Asked again: the move is reported and the new head is built (one ls-remote for the whole run).
+        refreshed = run("grouped_gemm", extra={"primus_refresh_floating": True})
+        assert refreshed.rc == 0, refreshed
+        assert "branch rocm moved from %s to %s" % (recorded[:12], head[:12]) in refreshed.output
+        assert built_in(refreshed) == {"grouped_gemm"}
+        assert stamp(base, "grouped_gemm")["outputs"]["commit"] == head
+        assert build_record(base, "grouped_gemm")["git_head"] == head
+        resolve = [r for r in refreshed.results if task_name(r).startswith("Resolve the floating")]
+        assert len(resolve) == 1 and [i["item"] for i in resolve[0]["result"]["results"]] == ["grouped_gemm"]
+    finally:
+        world_branch.reset(world["root"], "grouped_gemm", "rocm")
+
+
+def test_an_arch_change_rebuilds_only_the_arch_dependent_wheels_and_going_back_reuses_the_cache(converged, run):
+    base = converged.base
+    keys = {stage: stamp(base, stage)["key_id"] for stage in BUILT}
+    both = run(STAGES, extra={"primus_arch_override": "gfx942;gfx950"})
+    assert both.rc == 0, both
+    record_timing("arch change gfx942 -> gfx942;gfx950: the arch-dependent rebuilds", both.seconds)
+    assert built_in(both) == ARCH_DEPENDENT
+    for stage in ARCH_DEPENDENT:
+        assert build_record(base, stage)["offload_arch"] == ["gfx942", "gfx950"], stage
+    assert stamp(base, "torchtune")["key_id"] == keys["torchtune"]
+    assert stamp(base, "flash_attn")["outputs"]["build_env"]["GPU_ARCHS"] == "gfx942;gfx950"
+    assert build_record(base, "causal_conv1d")["env"]["HIP_ARCHITECTURES"] == "gfx942,gfx950"
+    back = run(STAGES)
+    assert back.rc == 0, back
+    assert built_in(back) == set(), "going back built wheels instead of reusing the cached ones"
+    assert not [t for t, s in statuses(back, "Clone at the planned commit").items() if s != "skipped"]
+    for stage in ARCH_DEPENDENT:
+        assert build_record(base, stage)["offload_arch"] == ["gfx942"], stage
+    assert {stage: stamp(base, stage)["key_id"] for stage in BUILT} == keys
+
+
+def test_forced_wheel_mode_here_fails_with_the_loader_error_and_the_advice(converged, run):
+    base = converged.base
+    forced = run("te", extra={"primus_te_mode": "wheel"})
+    assert forced.rc != 0
+    failed = failure(forced)
+    assert task_name(failed) == "Stop - TransformerEngine cannot be imported"
+    message = failed["result"]["msg"]
+    assert "version `GLIBC_2.38' not found" in message, message
+    assert "PRIMUS_TE_MODE=source" in message
+    # Back to source mode: the cached source build is reinstalled, nothing is compiled.
+    back = run("te")
+    assert back.rc == 0, back
+    assert built_in(back) == set()
+    assert stamp(base, "te")["outputs"]["mode"] == "source"
+
+
+def test_a_patch_that_no_longer_matches_fails_naming_the_file(converged, run, world, tmp_path, target):
+    before = installed(target, converged.base)
+
+    def change(pins):
+        pins["sources"]["torchtune"]["patches"][0]["before"] = "use_grouped_mm = Maybe"
+        pins["sources"]["torchtune"]["patches"][0]["after"] = "use_grouped_mm = Never"
+    mismatch = run("torchtune", extra={"primus_release_file": pins_variant(world, tmp_path, "patch", change)})
+    assert mismatch.rc != 0
+    failed = failure(mismatch)
+    assert task_name(failed) == "Apply and verify the patches - torchtune"
+    assert "torchtune/modules/moe/utils.py" in failed["result"]["msg"]
+    assert "use_grouped_mm = Maybe" in failed["result"]["msg"]
+    assert installed(target, converged.base) == before
+
+
+def test_unpinned_cutlass_is_refused_by_the_forbid_list_then_breaks_mamba_with_thrcopy(converged, run, world,
+                                                                                     tmp_path, target):
+    base = converged.base
+    # As on a fresh venv: no CUTLASS DSL installed yet, so nothing holds it at 4.5.3.
+    drop = target.run([os.path.join(base, "venv", "bin", "python"), "-m", "pip", "uninstall", "-y", "-q",
+                       "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "quack-kernels"])
+    assert drop.returncode == 0, drop.stderr
+    before = installed(target, base)
+
+    def unpin(pins):
+        pins["mamba"]["pre_packages"] = [p for p in pins["mamba"]["pre_packages"] if "cutlass" not in p]
+    unpinned = pins_variant(world, tmp_path, "unpinned", unpin)
+    refused = run("mamba", extra={"primus_release_file": unpinned})
+    assert refused.rc != 0
+    message = failure(refused)["result"]["msg"]
+    assert "nvidia-cutlass-dsl-libs-cu12" in message or "nvidia-cuda-nvdisasm" in message, message
+    assert installed(target, base) == before, "something was installed before the forbid list refused"
+
+    def unpin_unforbid(pins):
+        unpin(pins)
+        pins["pip_forbid"] = []
+    broken = run("mamba", extra={"primus_release_file": pins_variant(world, tmp_path, "open", unpin_unforbid)})
+    assert broken.rc != 0
+    failed = failure(broken)
+    assert task_name(failed) == "Stop - mamba_ssm cannot be imported"
+    assert "ThrCopy" in failed["result"]["msg"] and "4.5.3" in failed["result"]["msg"]
+    assert installed(target, base)["nvidia-cutlass-dsl"] != "4.5.3"
+
+
+def test_te_wheel_mode_imports_in_the_glibc_2_41_root(trixie_playbook, trixie_target):
+    base = trixie_target.base("te-wheel")
+    run = trixie_playbook("venv,torch,flash_attn,te", base)
+    assert run.rc == 0, run
+    record_timing("venv,torch,flash_attn,te in the trixie root (TE wheel mode)", run.seconds)
+    with open(trixie_target.path(os.path.join(base, "state", "te.json"))) as handle:
+        te = json.load(handle)
+    assert te["outputs"]["mode"] == "wheel"
+    assert "transformer-engine-rocm-torch" in te["outputs"]["distributions"]
+    proc = trixie_target.run([base + "/venv/bin/python", "-c", "import transformer_engine; print('ok')"])
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc
