@@ -7,6 +7,7 @@ import collections
 import hashlib
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -182,7 +183,7 @@ def test_the_re_run_changes_nothing_and_clones_builds_and_resolves_nothing(conve
     assert converged.logs_after == converged.logs_before, "the re-run wrote to the logs"
 
 
-def test_a_moved_floating_branch_is_kept_until_asked_then_reported_and_built_once(converged, run, world):
+def test_a_moved_floating_branch_is_kept_until_asked_then_reported_and_built_once(converged, run, world, target):
     base = converged.base
     recorded = stamp(base, "grouped_gemm")["outputs"]["commit"]
     head = world_branch.move(world["root"], "grouped_gemm", "rocm")
@@ -202,6 +203,24 @@ def test_a_moved_floating_branch_is_kept_until_asked_then_reported_and_built_onc
         assert len(resolve) == 1 and [i["item"] for i in resolve[0]["result"]["results"]] == ["grouped_gemm"]
     finally:
         world_branch.reset(world["root"], "grouped_gemm", "rocm")
+    # Force-pushed back: the recorded commit is gone from the repository. A build of it says so and how to go on.
+    assert stamp(base, "grouped_gemm")["outputs"]["commit"] == head
+    # Its build is needed again (the package uninstalled by hand, the cached wheel removed).
+    key_dir = os.path.join(converged.cache, "wheels", "grouped_gemm", stamp(base, "grouped_gemm")["key_id"])
+    assert os.path.isdir(key_dir)
+    shutil.rmtree(key_dir)
+    drop = target.run([os.path.join(base, "venv", "bin", "python"), "-m", "pip", "uninstall", "-y", "-q", "grouped_gemm"])
+    assert drop.returncode == 0, drop.stderr
+    gone = run("grouped_gemm")
+    assert gone.rc != 0
+    message = failure(gone)["result"]["msg"]
+    assert "cannot clone" in message and head in message and "primus_refresh_floating=true" in message, message
+    # Asked again, the branch is back at the recorded first commit, whose wheel is still in the cache: no build.
+    back = run("grouped_gemm", extra={"primus_refresh_floating": True})
+    assert back.rc == 0, back
+    assert "branch rocm moved from %s to %s" % (head[:12], recorded[:12]) in back.output
+    assert built_in(back) == set()
+    assert stamp(base, "grouped_gemm")["outputs"]["commit"] == recorded
 
 
 def test_an_arch_change_rebuilds_only_the_arch_dependent_wheels_and_going_back_reuses_the_cache(converged, run):
