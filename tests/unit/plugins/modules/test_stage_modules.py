@@ -64,6 +64,23 @@ def test_stamp_is_written_once_with_the_installed_versions(tmpdir):
     assert sorted(os.listdir(state)) == ['torch.json'], 'no temporary file left'
 
 
+def test_stamp_records_the_seconds_of_the_run_that_built_the_result(tmpdir):
+    state = str(tmpdir.join('state'))
+    args = dict(path=state, stage='torch', release='v26.5', key=KEY, outputs={'rocm_sdk': True}, seconds=312.44)
+    first = run_module('stage_stamp', args, tmpdir, check_mode=False)
+    assert first['changed'] is True and first['stamp']['outputs'] == {'rocm_sdk': True, 'seconds': 312.4}
+    # The same result from a later, faster run: the stamp (and the build's time) is kept.
+    again = run_module('stage_stamp', dict(args, seconds=0.8), tmpdir, check_mode=False)
+    assert again['changed'] is False and again['stamp']['outputs']['seconds'] == 312.4
+    with open(os.path.join(state, 'torch.json')) as handle:
+        assert json.load(handle)['outputs']['seconds'] == 312.4
+    # Another result: rewritten with this run's time.
+    other = run_module('stage_stamp', dict(args, outputs={'rocm_sdk': False}, seconds=5), tmpdir, check_mode=False)
+    assert other['changed'] is True and other['stamp']['outputs'] == {'rocm_sdk': False, 'seconds': 5.0}
+    bad = run_module('stage_stamp', dict(args, seconds=-1), tmpdir, check_mode=False)
+    assert bad.get('failed') and 'negative' in bad['msg']
+
+
 def test_stamp_refuses_a_stage_that_did_not_install_what_it_names(tmpdir):
     venv = venv_of_this_python(tmpdir)
     state = str(tmpdir.join('state'))
