@@ -184,3 +184,17 @@ def test_lock_module_needs_its_action_plugin_owner(tmpdir):
     assert result['failed'] is True and 'through its action plugin' in result['msg']
     result = run_module('base_lock', dict(path='rel/base', owner=owner('r1')), tmpdir, check_mode=False)
     assert result['failed'] is True and "'rel/base' is not absolute" in result['msg']
+
+
+def test_node_info_reports_the_filesystem_host_and_os(tmpdir):
+    from ansible_collections.primus.trainenv.plugins.module_utils import mountinfo
+    result = run_module('node_info', dict(path=str(tmpdir.join('not', 'yet'))), tmpdir, check_mode=True)
+    with open('/proc/self/mountinfo') as handle:
+        expected = mountinfo.mount_of(os.path.realpath(str(tmpdir)), mountinfo.parse(handle.read()))
+    assert result['filesystem'] == expected and result['filesystem']['fstype']
+    assert result['hostname'] == socket.gethostname()
+    assert set(result['os']) == {'id', 'version_id', 'pretty_name'}
+    if os.path.exists('/etc/os-release'):
+        assert result['os']['id'] and '"' not in result['os']['pretty_name']
+    relative = run_module('node_info', dict(path='relative/base'), tmpdir, check_mode=True)
+    assert relative['filesystem'] == dict(mount_point='', fstype='', source='', network=False)
