@@ -31,7 +31,9 @@ A value is a string (taken literally) or a list of parts, joined without separat
 logic compute ``user``, ``archs`` (the detected GPU archs, else the release's default) and
 ``atomic``; a build environment gets them from the caller).
 
-A condition is ``{dir: <value>}`` or ``{file: <value>}``: that directory or file exists.
+A condition is ``{dir: <value>}`` or ``{file: <value>}``: that directory or file exists (checked where the
+environment is used), or ``{decided: true|false}``: decided when the table is rendered (the playbook
+knows, e.g. whether PRIMUS_BASE is on a network filesystem); its entries are written or left out.
 
 Quoting: bash values are single-quoted (``'`` written ``'\\''``), references are ``"$NAME"``; Tcl
 values are braced when they hold only plain characters, else double-quoted with every special
@@ -147,6 +149,15 @@ def _parts(value, where):
     return parts
 
 
+def _decided(value, cid):
+    """A decided condition's value: a bool, or the text of one (a rendered template gives 'True' / 'false')."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ('true', 'false'):
+        return value.strip().lower() == 'true'
+    raise EnvTableError('condition %s: decided must be true or false, got %r' % (cid, value))
+
+
 def _entry_where(index, entry):
     name = entry.get('name') if isinstance(entry, dict) else None
     return 'entry %d (%s)' % (index + 1, name or '?')
@@ -166,10 +177,14 @@ def parse(table):
         raise EnvTableError('the conditions of the environment table must be a mapping')
     conditions = {}
     for cid, spec in raw_conditions.items():
-        if not isinstance(spec, dict) or len(spec) != 1 or list(spec)[0] not in ('dir', 'file'):
-            raise EnvTableError('condition %s must be {dir: <value>} or {file: <value>}, got %r' % (cid, spec))
+        if not isinstance(spec, dict) or len(spec) != 1 or list(spec)[0] not in ('dir', 'file', 'decided'):
+            raise EnvTableError('condition %s must be {dir: <value>}, {file: <value>} or {decided: true|false}, got %r'
+                                % (cid, spec))
         kind = list(spec)[0]
-        conditions[cid] = (kind, _parts(spec[kind], 'condition %s' % cid))
+        if kind == 'decided':
+            conditions[cid] = (kind, _decided(spec[kind], cid))
+        else:
+            conditions[cid] = (kind, _parts(spec[kind], 'condition %s' % cid))
 
     allowed = {
         'force': set(['name', 'how', 'value', 'when', 'private']),
@@ -217,7 +232,7 @@ def parse(table):
                 raise EnvTableError('%s: value is missing' % where)
             item['value'] = _parts(entry['value'], where)
             used = [item['value']]
-        if when is not None:
+        if when is not None and conditions[when][0] != 'decided':
             used = used + [conditions[when][1]]
         for parts in used:
             for part in parts:
@@ -269,12 +284,15 @@ def _render(table, open_condition, close, render_entry):
     lines = []
     for when, group in _groups(entries):
         pad = ''
-        if when is not None:
+        if when is not None and conditions[when][0] == 'decided':
+            if not conditions[when][1]:
+                continue
+        elif when is not None:
             lines.append(open_condition(*conditions[when]))
             pad = '    '
         for entry in group:
             lines.extend(pad + line for line in render_entry(entry))
-        if when is not None:
+        if when is not None and conditions[when][0] != 'decided':
             lines.append(close)
     return '\n'.join(lines)
 
@@ -366,16 +384,17 @@ def render_dict(table, runtime=None, conditions=None, inherit=None, overrides=No
     """The table as {NAME: value} for a build step's environment.
 
     runtime: {name: value} for every {runtime: name} part used; conditions: {id: bool} for every
-    condition used (the caller knows, e.g., whether the ROCm SDK is initialised); inherit: the
+    dir/file condition used (a decided condition holds as the table says, unless given here) (the caller knows, e.g., whether the ROCm SDK is initialised); inherit: the
     node's current values of the list variables (PATH, LD_LIBRARY_PATH, ...), needed for
     prepend/append entries (a missing one is an error: a build must not run with PATH lost);
     overrides: {NAME: value} replacing an entry's value where it is set (later references see the
     override), or added at the end for names the table does not set.
     ``default`` entries take the table's value: a build environment is exact, not inherited.
     """
-    entries = parse(table)[1]   # whether a condition holds is the caller's to say here
+    table_conditions, entries = parse(table)   # whether a dir/file condition holds is the caller's to say here
     runtime = runtime or {}
-    known = conditions or {}
+    known = dict((cid, spec[1]) for cid, spec in table_conditions.items() if spec[0] == 'decided')
+    known.update(conditions or {})
     inherit = inherit or {}
     overrides = dict(overrides or {})
     env = {}

@@ -77,13 +77,21 @@ def make_stamp(stage, release, key, outputs, host, finished):
     }
 
 
+def _lasting(outputs):
+    """outputs without how long the stage took (a stamp keeps the time of the run that built the result)."""
+    if isinstance(outputs, Mapping):
+        return dict((k, v) for k, v in outputs.items() if k != 'seconds')
+    return outputs
+
+
 def same_result(old, new):
-    """Whether two stamps record the same result (the time and host of writing do not count)."""
+    """Whether two stamps record the same result (the time and host of writing, and outputs.seconds, do not count)."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         return False
-    fields = ('format', 'stage', 'release', 'key', 'key_id', 'outputs')
+    fields = ('format', 'stage', 'release', 'key', 'key_id')
     try:
-        return all(canonical_json(old.get(f)) == canonical_json(new.get(f)) for f in fields)
+        return (all(canonical_json(old.get(f)) == canonical_json(new.get(f)) for f in fields)
+                and canonical_json(_lasting(old.get('outputs'))) == canonical_json(_lasting(new.get('outputs'))))
     except StageError:
         return False
 

@@ -15,6 +15,9 @@ description:
   - Looks at O(path) without creating it - whether it exists, its nearest existing ancestor, whether this user
     can create O(path) (or write into it when it exists), and the free and total space of that filesystem as an
     unprivileged user sees it (C(statvfs) C(f_bavail)).
+  - Reports the filesystem RV(nearest_existing) lives on (RV(filesystem), from C(/proc/self/mountinfo)) and whether it
+    is a network filesystem that several nodes share, the node's name (RV(hostname)) and its OS (RV(os), from
+    C(/etc/os-release)).
   - Reports the user, its home, the CPUs this process may run on (its affinity mask) and the memory available to it
     (C(MemAvailable) of C(/proc/meminfo), lowered to what its cgroup's memory limit leaves).
   - Asks each interpreter of O(interpreters) for its C(major.minor) and looks up each command of O(commands) on C(PATH).
@@ -134,6 +137,24 @@ total_bytes:
   returned: always
   type: int
   sample: 270553174016
+filesystem:
+  description:
+    - The mount holding RV(nearest_existing) (symlinks resolved) - C(mount_point), C(fstype), C(source) and C(network)
+      (an NFS, Lustre, GPFS, BeeGFS, CIFS, sshfs ... filesystem that other nodes share). All empty (and C(network)
+      false) when C(/proc/self/mountinfo) cannot be read.
+  returned: always
+  type: dict
+  sample: {"mount_point": "/home", "fstype": "nfs4", "source": "fs01:/export/home", "network": true}
+hostname:
+  description: The node's host name.
+  returned: always
+  type: str
+  sample: node17
+os:
+  description: C(id), C(version_id) and C(pretty_name) of C(/etc/os-release) (empty strings when it cannot be read).
+  returned: always
+  type: dict
+  sample: {"id": "ubuntu", "version_id": "22.04", "pretty_name": "Ubuntu 22.04.4 LTS"}
 cpus:
   description: CPUs this process may run on (its affinity mask; the CPU count when that is unknown).
   returned: always
@@ -220,11 +241,12 @@ import errno
 import os
 import pwd
 import re
+import socket
 import stat
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils import stage_state, venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils import mountinfo, stage_state, venv_state
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import normalise, private_dir_problem, visible
 
 _VERSION_RE = re.compile(r'^(\d+)\.(\d+)$')
@@ -387,6 +409,33 @@ def pip_works(module):
     return check
 
 
+def filesystem_of(path):
+    try:
+        mounts = mountinfo.parse(_read('/proc/self/mountinfo') or '')
+    except (IOError, OSError):
+        mounts = []
+    found = mountinfo.mount_of(os.path.realpath(path), mounts) if path else None
+    return found or dict(mount_point='', fstype='', source='', network=False)
+
+
+def os_release():
+    found = dict(id='', version_id='', pretty_name='')
+    for path in ('/etc/os-release', '/usr/lib/os-release'):
+        text = _read(path)
+        if not text:
+            continue
+        for line in text.splitlines():
+            key, sep, value = line.partition('=')
+            key = key.strip().lower()
+            if sep and key in found:
+                value = value.strip()
+                if len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
+                    value = value[1:-1]
+                found[key] = value
+        break
+    return found
+
+
 def venv_info(module, path):
     obs = venv_state.inspect(path, pip_works(module))
     obs['kind'], obs['problem'] = venv_state.classify(obs)
@@ -416,6 +465,7 @@ def main():
         private_dirs=dict((name, look_at_private_dir(str(p or ''), user, os.geteuid()))
                           for name, p in module.params['private_dirs'].items()),
         environment=dict((name, os.environ.get(name, '')) for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT')),
+        hostname=socket.gethostname(), os=os_release(),
     )
     found = [(c, module.get_bin_path(c)) for c in module.params['commands']]
     node['commands'] = dict((c, where) for c, where in found if where)
@@ -438,7 +488,8 @@ def main():
     if not path or not os.path.isabs(path):
         problem = 'PRIMUS_BASE is not set' if not path else '%r is not an absolute path' % path
         module.exit_json(path=path, exists=False, is_dir=False, nearest_existing='', nearest_is_dir=False,
-                         creatable=False, problem=problem, free_bytes=0, total_bytes=0, **node)
+                         creatable=False, problem=problem, free_bytes=0, total_bytes=0,
+                         filesystem=filesystem_of(''), **node)
     path = normalise(path)
 
     exists = os.path.exists(path)
@@ -471,6 +522,7 @@ def main():
         problem=problem,
         free_bytes=free,
         total_bytes=total,
+        filesystem=filesystem_of(stat_dir),
         **node
     )
 

@@ -18,8 +18,10 @@ description:
   - With O(venv) and O(distributions), the installed version of each distribution is read from the venv (one run of
     its python) and recorded in C(outputs.distributions); one that is not installed fails the task, since the stage
     cannot be done without it.
-  - The stamp is rewritten only when its release, key or outputs change; the time and host of writing do not count,
-    so a converged run writes nothing. Written through a temporary file and a rename, mode 0644; the directory is
+  - With O(seconds), how long the stage took is recorded as C(outputs.seconds).
+  - The stamp is rewritten only when its release, key or outputs change; the time and host of writing and
+    C(outputs.seconds) do not count, so a converged run writes nothing and a stamp keeps the time of the run that
+    built its result. Written through a temporary file and a rename, mode 0644; the directory is
     created with mode 0755.
   - M(primus.trainenv.node_info) reads the stamps back (its O(primus.trainenv.node_info#module:state_dir) option), in
     the run's one look at the node.
@@ -63,6 +65,9 @@ options:
     type: list
     elements: str
     default: []
+  seconds:
+    description: How long the stage took, in seconds (recorded as C(outputs.seconds), rounded to 0.1 s; not negative).
+    type: float
 '''
 
 EXAMPLES = r'''
@@ -78,6 +83,7 @@ EXAMPLES = r'''
       archs: [gfx942]
     venv: "{{ primus_base }}/venv"
     distributions: [torch==2.12.0+rocm7.15.0a20260720, triton]
+    seconds: 312.4
 '''
 
 RETURN = r'''
@@ -171,6 +177,7 @@ def main():
             outputs=dict(type='dict', default={}),
             venv=dict(type='path'),
             distributions=dict(type='list', elements='str', default=[]),
+            seconds=dict(type='float'),
         ),
         supports_check_mode=True,
     )
@@ -180,6 +187,11 @@ def main():
         module.fail_json(msg='stage %r is not a stage name (lower case letters, digits and _)' % stage)
     path = os.path.join(params['path'], stage + '.json')
     outputs = dict(params['outputs'])
+    if params['seconds'] is not None:
+        if params['seconds'] < 0:
+            module.fail_json(msg='seconds is negative (%r): a stage cannot take less than 0 seconds; pass the time '
+                                 'since the stage started' % params['seconds'])
+        outputs['seconds'] = round(params['seconds'], 1)
 
     names = []
     for entry in params['distributions']:

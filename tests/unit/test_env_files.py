@@ -74,12 +74,12 @@ def render(variables, *jobs):
 
 
 def layout(base, build=None, cache=None, release="v26.5", archs=("gfx942", "gfx950"), max_jobs=7, host="node1",
-           python_version="3.12"):
+           python_version="3.12", jit_local=False):
     venv = base + "/venv"
     site = venv + "/lib/python3.12/site-packages"
     return {
         "inventory_hostname": host,
-        "preflight_plan": {"max_jobs": max_jobs},
+        "preflight_plan": {"max_jobs": max_jobs, "jit_local": jit_local},
         "primus_pins": {"release": release, "python_version": python_version, "torch": {"default_archs": list(archs)}},
         "primus_paths": {
             "base": base, "venv": venv, "venv_python": venv + "/bin/python", "site_packages": site,
@@ -156,8 +156,11 @@ def make_hostile(tmp_path, evil):
                        release="v26.5 $(touch PWNED4)%s[exec touch PWNED5] }" % ("\n" if "\n" in evil else " "),
                        archs=("gfx942$(touch PWNED6)", "gfx950`touch PWNED7`'"),
                        max_jobs="7'; touch PWNED8; '", host="node1\n$(touch PWNED9)\\",
-                       python_version='3.12"$(touch PWNED10)')
+                       python_version='3.12"$(touch PWNED10)', jit_local=True)
     make_base(variables)
+    aiter_jit = variables["primus_paths"]["site_packages"] + "/aiter/jit"
+    os.makedirs(aiter_jit)
+    write(aiter_jit + "/module_aiter_enum.so", "prebuilt")
     env_text, module_text, table = render(variables, "env.sh.j2", "modulefile.tcl.j2", "{{ primus_env_table }}")
     env_sh = write(os.path.join(str(tmp_path), "out", "env.sh"), env_text)
     modulefile = write(os.path.join(str(tmp_path), "out", "modulefiles", "primus", "v26.5"), module_text)
@@ -184,6 +187,7 @@ def test_the_hostile_values_reach_every_kind_of_entry(hostile):
     assert expected["MAX_JOBS"] == "7'; touch PWNED8; '" and "PWNED6" in expected["PYTORCH_ROCM_ARCH"]
     assert expected["HIP_ARCHITECTURES"] == expected["PYTORCH_ROCM_ARCH"].replace(";", ",")
     assert EVIL in expected["VIRTUAL_ENV"]
+    assert expected["AITER_JIT_DIR"] == expected["PRIMUS_CACHE_DIR"] + "/aiter-jit"
     with open(env_sh) as handle:
         text = handle.read()
     # Comments carry values escaped: no hostile line break survives into a comment.
@@ -328,3 +332,54 @@ def test_a_cross_compiling_build_environment_from_the_same_table(tmp_path):
                 or name == "VIRTUAL_ENV"), name
         assert ("setenv %s " % name in module or "-path %s " % name in module or "-path -d { } %s " % name in module
                 or '-path -d " " %s ' % name in module), name
+
+
+# ------------------------------------------------------------------ aiter's JIT cache on the node
+
+def jit_base(tmp_path, jit_local):
+    base, cache = str(tmp_path / "base"), str(tmp_path / "cache")
+    variables = layout(base, cache=cache, jit_local=jit_local)
+    make_base(variables, venv=False)
+    aiter_jit = variables["primus_paths"]["site_packages"] + "/aiter/jit"
+    for name in ("module_aiter_enum.so", "module_activation.so", "core.py"):
+        write(os.path.join(aiter_jit, name), "prebuilt " + name)
+    env_text, module_text = render(variables, "env.sh.j2", "modulefile.tcl.j2")
+    return base, cache, aiter_jit, write(str(tmp_path / "out" / "env.sh"), env_text), write(str(tmp_path / "out" / "mf"), module_text)
+
+
+def test_env_sh_keeps_aiter_jit_on_the_node_with_the_prebuilt_kernels_linked(tmp_path):
+    base, cache, aiter_jit, env_sh, _module = jit_base(tmp_path, True)
+    jit = cache + "/aiter-jit"
+    os.makedirs(jit, mode=0o700)
+    write(jit + "/module_activation.so", "rebuilt for this node's GPU")   # a JIT build: kept as it is
+    for _ in range(2):
+        proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base))
+        assert proc.returncode == 0, proc.stderr.decode()
+        got = parse_env0(proc.stdout)
+        assert got["AITER_JIT_DIR"] == jit and got["TRITON_CACHE_DIR"] == cache + "/triton"
+        assert sorted(os.listdir(jit)) == ["module_activation.so", "module_aiter_enum.so"], "only kernel modules"
+        assert os.readlink(jit + "/module_aiter_enum.so") == aiter_jit + "/module_aiter_enum.so"
+        assert not os.path.islink(jit + "/module_activation.so")
+    # A user's own AITER_JIT_DIR wins, and gets the prebuilt kernels too; a new one is made private.
+    mine = str(tmp_path / "mine")
+    proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base, AITER_JIT_DIR=mine))
+    assert parse_env0(proc.stdout)["AITER_JIT_DIR"] == mine and os.path.islink(mine + "/module_aiter_enum.so")
+    assert os.stat(mine).st_mode & 0o077 == 0
+
+
+def test_env_sh_leaves_aiter_jit_alone_on_a_local_base(tmp_path):
+    base, cache, aiter_jit, env_sh, module = jit_base(tmp_path, False)
+    assert "AITER_JIT_DIR" not in open(env_sh).read() and "AITER_JIT_DIR" not in module
+    proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base))
+    assert proc.returncode == 0 and "AITER_JIT_DIR" not in parse_env0(proc.stdout)
+
+
+@pytest.mark.skipif(TCLSH is None, reason="tclsh is not installed (apt install tcl)")
+def test_modulefile_keeps_aiter_jit_on_the_node_with_the_prebuilt_kernels_linked(tmp_path):
+    base, cache, aiter_jit, _env_sh, module = jit_base(tmp_path, True)
+    proc = load_with_tclsh(module, str(tmp_path), environ("tester"), str(tmp_path))
+    assert proc.returncode == 0, proc.stderr.decode()
+    jit = parse_env0(proc.stdout)["AITER_JIT_DIR"]
+    assert jit == cache + "/aiter-jit" and os.stat(jit).st_mode & 0o077 == 0
+    assert sorted(os.listdir(jit)) == ["module_activation.so", "module_aiter_enum.so"]
+    assert os.readlink(jit + "/module_aiter_enum.so") == aiter_jit + "/module_aiter_enum.so"

@@ -106,6 +106,9 @@ def table(*entries, **conditions):
     (table({"name": "X", "how": "force", "value": [{"ref": "X", "form": "tsv"}]}), "form 'tsv'"),
     (table({"name": "X", "how": "force", "value": [{"env": "HOME"}]}), "a value part must be"),
     (table({"name": "X", "how": "force", "value": "1"}, c={"exists": "/x"}), "condition c must be"),
+    (table({"name": "X", "how": "force", "value": "1", "when": "c"}, c={"decided": "maybe"}), "decided must be true or false"),
+    (table({"name": "A", "how": "force", "value": "1", "when": "c"}, {"name": "B", "how": "force", "value": [{"ref": "A"}]},
+           c={"decided": True}), "refers to A, which is set only when c holds"),
     ({"entries": "x"}, "mapping with a list of entries"),
 ])
 def test_malformed_tables_are_refused_naming_the_entry(bad, message):
@@ -151,6 +154,29 @@ def test_render_dict_overrides_flow_into_later_references():
 def test_render_dict_refuses_to_guess(kwargs, message):
     with pytest.raises(EnvTableError, match=message):
         render_dict(SAMPLE, **kwargs)
+
+
+def decided_table(holds):
+    return table(
+        {"name": "CACHE", "how": "default", "value": "/tmp/c"},
+        {"name": "JIT", "how": "default", "private": True, "value": [{"ref": "CACHE"}, "/jit"], "when": "local"},
+        {"name": "AFTER", "how": "force", "value": "1"},
+        local={"decided": holds},
+    )
+
+
+@pytest.mark.parametrize("holds", [True, "True", "true", False, "False"])
+def test_a_decided_condition_writes_or_leaves_out_its_entries(holds):
+    on = holds in (True, "True", "true")
+    sh, tcl = render_sh(decided_table(holds)), render_tcl(decided_table(holds))
+    assert ('[ -n "${JIT:-}" ] || JIT="$CACHE"\'/jit\'' in sh) is on
+    assert ("_primus_private_dir JIT" in sh) is on and ("primus_private_dir JIT" in tcl) is on
+    assert "if [" not in sh and "if {" not in tcl, "decided when written: no test where it is used"
+    assert "export AFTER='1'" in sh
+    env = render_dict(decided_table(holds))
+    assert env == (dict(CACHE="/tmp/c", JIT="/tmp/c/jit", AFTER="1") if on else dict(CACHE="/tmp/c", AFTER="1"))
+    # The caller may still say otherwise (a build step that must not see it).
+    assert "JIT" not in render_dict(decided_table(holds), conditions={"local": False})
 
 
 def test_render_sh_and_tcl_shapes():

@@ -91,6 +91,14 @@ def test_same_result_ignores_time_and_host_only():
     assert not stage_state.same_result({}, old) and not stage_state.same_result(None, old)
 
 
+def test_same_result_ignores_how_long_the_stage_took():
+    old = stage_state.make_stamp('te', 'v26.5', TORCH_KEY, {'commit': 'a', 'seconds': 2710.0}, 'n1', 'T')
+    assert stage_state.same_result(old, stage_state.make_stamp('te', 'v26.5', TORCH_KEY, {'commit': 'a', 'seconds': 1.2}, 'n1', 'U'))
+    assert stage_state.same_result(old, stage_state.make_stamp('te', 'v26.5', TORCH_KEY, {'commit': 'a'}, 'n1', 'U'))
+    assert not stage_state.same_result(old, stage_state.make_stamp('te', 'v26.5', TORCH_KEY, {'commit': 'b', 'seconds': 2710.0},
+                                                                   'n1', 'U'))
+
+
 @pytest.mark.parametrize('change, words', [
     ({'format': 2}, 'its format is 2'),
     ({'stage': 'venv'}, "it names stage 'venv'"),

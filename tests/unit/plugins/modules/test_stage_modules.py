@@ -64,6 +64,23 @@ def test_stamp_is_written_once_with_the_installed_versions(tmpdir):
     assert sorted(os.listdir(state)) == ['torch.json'], 'no temporary file left'
 
 
+def test_stamp_records_the_seconds_of_the_run_that_built_the_result(tmpdir):
+    state = str(tmpdir.join('state'))
+    args = dict(path=state, stage='torch', release='v26.5', key=KEY, outputs={'rocm_sdk': True}, seconds=312.44)
+    first = run_module('stage_stamp', args, tmpdir, check_mode=False)
+    assert first['changed'] is True and first['stamp']['outputs'] == {'rocm_sdk': True, 'seconds': 312.4}
+    # The same result from a later, faster run: the stamp (and the build's time) is kept.
+    again = run_module('stage_stamp', dict(args, seconds=0.8), tmpdir, check_mode=False)
+    assert again['changed'] is False and again['stamp']['outputs']['seconds'] == 312.4
+    with open(os.path.join(state, 'torch.json')) as handle:
+        assert json.load(handle)['outputs']['seconds'] == 312.4
+    # Another result: rewritten with this run's time.
+    other = run_module('stage_stamp', dict(args, outputs={'rocm_sdk': False}, seconds=5), tmpdir, check_mode=False)
+    assert other['changed'] is True and other['stamp']['outputs'] == {'rocm_sdk': False, 'seconds': 5.0}
+    bad = run_module('stage_stamp', dict(args, seconds=-1), tmpdir, check_mode=False)
+    assert bad.get('failed') and 'negative' in bad['msg']
+
+
 def test_stamp_refuses_a_stage_that_did_not_install_what_it_names(tmpdir):
     venv = venv_of_this_python(tmpdir)
     state = str(tmpdir.join('state'))
@@ -167,3 +184,17 @@ def test_lock_module_needs_its_action_plugin_owner(tmpdir):
     assert result['failed'] is True and 'through its action plugin' in result['msg']
     result = run_module('base_lock', dict(path='rel/base', owner=owner('r1')), tmpdir, check_mode=False)
     assert result['failed'] is True and "'rel/base' is not absolute" in result['msg']
+
+
+def test_node_info_reports_the_filesystem_host_and_os(tmpdir):
+    from ansible_collections.primus.trainenv.plugins.module_utils import mountinfo
+    result = run_module('node_info', dict(path=str(tmpdir.join('not', 'yet'))), tmpdir, check_mode=True)
+    with open('/proc/self/mountinfo') as handle:
+        expected = mountinfo.mount_of(os.path.realpath(str(tmpdir)), mountinfo.parse(handle.read()))
+    assert result['filesystem'] == expected and result['filesystem']['fstype']
+    assert result['hostname'] == socket.gethostname()
+    assert set(result['os']) == {'id', 'version_id', 'pretty_name'}
+    if os.path.exists('/etc/os-release'):
+        assert result['os']['id'] and '"' not in result['os']['pretty_name']
+    relative = run_module('node_info', dict(path='relative/base'), tmpdir, check_mode=True)
+    assert relative['filesystem'] == dict(mount_point='', fstype='', source='', network=False)
