@@ -195,11 +195,11 @@ interpreters:
   sample: {"/usr/bin/python3.11": {"exists": true, "version": "3.11", "error": ""}}
 environment:
   description:
-    - The list variables a command on this node starts with (C(PATH), C(LD_LIBRARY_PATH), C(PIP_CONSTRAINT); empty when
-      unset), for a build environment that prepends to them (filter C(primus.trainenv.env_dict), its C(inherit)).
+    - The list variables a command on this node starts with (C(PATH), C(LD_LIBRARY_PATH), C(PIP_CONSTRAINT), C(NLTK_DATA);
+      empty when unset), for a build environment that prepends to them (filter C(primus.trainenv.env_dict), its C(inherit)).
   returned: always
   type: dict
-  sample: {"PATH": "/usr/local/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": ""}
+  sample: {"PATH": "/usr/local/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": "", "NLTK_DATA": ""}
 private_dirs:
   description:
     - For each directory of O(private_dirs) - C(path) (with C({user}) replaced), C(exists), C(owner) (user
@@ -464,7 +464,8 @@ def main():
         interpreters=dict((p, interpreter_version(module, p, user)) for p in module.params['interpreters'] if p),
         private_dirs=dict((name, look_at_private_dir(str(p or ''), user, os.geteuid()))
                           for name, p in module.params['private_dirs'].items()),
-        environment=dict((name, os.environ.get(name, '')) for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT')),
+        environment=dict((name, os.environ.get(name, ''))
+                         for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT', 'NLTK_DATA')),
         hostname=socket.gethostname(), os=os_release(),
     )
     found = [(c, module.get_bin_path(c)) for c in module.params['commands']]

@@ -53,9 +53,10 @@ description:
     requirements follow C(--). O(venv) must be a virtual environment (C(pyvenv.cfg)), never a bare Python prefix.
     Credentials in index URLs (C(https://user:token@host)) are redacted as pip redacts them (C(user:****@host))
     in return values, messages, the diff and the log, which is created with mode C(0640)."
-  - "With O(wheel_dir), the module builds a wheel of O(src) instead of installing it (C(pip wheel --no-deps) into a
-    private scratch directory inside O(wheel_dir), then each wheel moved in with one rename) and returns RV(wheels);
-    the venv's installed set is read before and after to prove that nothing was installed."
+  - "With O(wheel_dir), the module builds a wheel of O(src), or of the one pinned requirement in O(name), instead of
+    installing it (C(pip wheel --no-deps) into a private scratch directory inside O(wheel_dir), then each wheel moved in
+    with one rename) and returns RV(wheels); the venv's installed set is read before and after to prove that nothing
+    was installed."
   - "Where C(packaging) comes from: the module interpreter's own C(packaging) if it imports; otherwise the
     pure-Python copy that pip vendors in the venv (C(<site-packages>/pip/_vendor/packaging)), so target
     nodes whose system python lacks C(packaging) (for example Ubuntu 22.04's python3.10) still work."
@@ -96,6 +97,9 @@ options:
         C(pip) and a pattern that matches C(pip), C(setuptools) or C(wheel) (such as C(*)) are refused.
       - With O(src), O(name) instead says what the source tree provides (for example
         C(primus-turbo==0.2.0+edc8d2c)); it is used for the idempotence decision and not passed to pip.
+      - With O(wheel_dir) and no O(src), O(name) is the one requirement to build a wheel of, pinned to one version
+        (C(tensorstore==0.1.45)): a requirement from the index, not a path or URL, with a single C(==) or C(===)
+        specifier without a wildcard.
     type: list
     elements: str
   requirements:
@@ -257,18 +261,20 @@ options:
     default: false
   wheel_dir:
     description:
-      - Build a wheel of O(src) instead of installing it - C(pip wheel --no-deps) with the venv's python into a
-        private scratch directory inside O(wheel_dir) (created with mode C(0755) if missing), then each built wheel
-        is moved into O(wheel_dir) with one rename (a wheel of the same file name is replaced). Nothing is installed
-        into the venv; its installed set is read before and after, and a build that changed it fails.
+      - Build a wheel of O(src), or of the one pinned requirement in O(name) (for example an sdist-only pin such as
+        C(tensorstore==0.1.45), which pip fetches from the index and builds), instead of installing it -
+        C(pip wheel --no-deps) with the venv's python into a private scratch directory inside O(wheel_dir) (created
+        with mode C(0755) if missing), then each built wheel is moved into O(wheel_dir) with one rename (a wheel of
+        the same file name is replaced). Nothing is installed into the venv; its installed set is read before and
+        after, and a build that changed it fails. A wheel of O(name) must be of that name and version.
       - The build honours O(environment) (variables the build backend reads, such as C(GPU_ARCHS)),
         O(no_build_isolation), O(constraints), O(pre), O(index_url), O(extra_index_urls), O(find_links) and
         O(no_index) (where an isolated build gets its build requirements), O(use_pip_config), O(extra_args),
         O(log_path) (the full build output; a failure returns only its tail) and O(retries).
-        O(name), O(no_deps) and O(forbid) do not apply.
+        O(no_deps) and O(forbid) do not apply; with O(src), neither does O(name).
       - A wheel is built on every run (RV(changed=true)); skip the task when the wheel you need exists.
-      - Needs O(src); refused with O(requirements) and with O(state=absent) or O(state=forcereinstall).
-        A relative path is resolved against O(chdir).
+      - Needs O(src) or O(name) (one pinned requirement); refused with O(requirements) and with O(state=absent) or
+        O(state=forcereinstall). A relative path is resolved against O(chdir).
     type: path
 notes:
   - The installed set is what the venv's python sees in isolated mode (C(python -I)); C(PYTHONPATH) and
@@ -327,6 +333,14 @@ EXAMPLES = r'''
     log_path: "{{ primus_base }}/logs/turbo-wheel.log"
   register: turbo_wheel
 
+- name: Build a wheel of an sdist-only pin once, into a cache directory; install nothing
+  primus.trainenv.pip_constrained:
+    venv: "{{ primus_base }}/venv"
+    name: [tensorstore==0.1.45]
+    wheel_dir: /tmp/primus-cache-me/wheels/tensorstore/0123456789abcdef
+    index_url: https://pypi.org/simple
+    log_path: "{{ primus_base }}/logs/pydeps.log"
+
 - name: Purge the CUTLASS DSL stack
   primus.trainenv.pip_constrained:
     venv: "{{ primus_base }}/venv"
@@ -383,8 +397,8 @@ plan:
     - What pip would install (check mode) or planned in its dry-run, with the installed version and the
       action (V(install), V(upgrade), V(downgrade), V(replace) for another local label, V(reinstall));
       for O(state=absent), the distributions to remove (action V(remove)); with O(wheel_dir), the wheel that would be
-      built (action V(build), with C(src), C(wheel_dir), and C(name) and C(version) when the tree declares them
-      statically, else null). Entries with action V(build) are skipped as O(prior_plan) (they install nothing).
+      built (action V(build), with C(src) (null for a requirement), C(wheel_dir), and C(name) and C(version) when the
+      requirement pins them or the tree declares them statically, else null). Entries with action V(build) are skipped as O(prior_plan) (they install nothing).
     - In an inexact plan (RV(plan_exact=false)) the entries are the requested items, with C(version) only where
       the request pins one exactly, and C(requirement) the request as given.
     - Usable as O(prior_plan) of a later task.
@@ -1020,7 +1034,19 @@ class PipConstrained(object):
         src, wheel_dir = self.params['src'], self.params['wheel_dir']
         entry = {'name': None, 'version': None, 'installed': None, 'action': 'build', 'requested': True,
                  'src': src, 'wheel_dir': wheel_dir}
-        if venv_exists and os.path.isdir(src):
+        what = src
+        if not src:
+            what = self.params['name'][0]
+            site_dirs = []
+            if venv_exists:
+                try:
+                    site_dirs = self.read_probe().site_dirs
+                except ProbeError:
+                    pass   # the module's own packaging may still read the requirement
+            self.pk = load_packaging(site_dirs)
+            if self.pk is not None:
+                entry['name'], entry['version'] = self.wheel_requirement()
+        elif venv_exists and os.path.isdir(src):
             try:
                 self.probe = self.read_probe()
                 self.pk = load_packaging(self.probe.site_dirs)
@@ -1032,29 +1058,68 @@ class PipConstrained(object):
         self.result['plan'] = [entry]
         self.result['plan_exact'] = True
         self.result['reasons'] = ['check mode: a wheel of %s would be built into %s (pip wheel --no-deps); nothing '
-                                  'is installed into the venv' % (src, wheel_dir)]
+                                  'is installed into the venv' % (what, wheel_dir)]
         self.result['wheels'] = []
         self.result['changed'] = True
         self.exit(diff={'before': '', 'after': ''})
 
+    def wheel_requirement(self):
+        """(name, version) of the one pinned requirement that wheel_dir builds without src; fails otherwise."""
+        text = self.params['name'][0]
+        try:
+            item = check_name_entry(self.pk, text, 'name[0]', self.base_dir)
+        except RequirementError as exc:
+            self.fail(to_native(exc), failure='bad_request')
+        specs = list(item.req.specifier) if item.kind == 'req' else []
+        if len(specs) != 1 or specs[0].operator not in ('==', '===') or specs[0].version.endswith('*'):
+            self.fail('name[0]: %r is not one pinned requirement: wheel_dir without src builds a wheel of a requirement '
+                      'from the index pinned to one version (name==version, no path or URL). Pin it, e.g. '
+                      'tensorstore==0.1.45, or give src for a source tree.' % text, failure='bad_request')
+        if item.marker is not None:
+            self.fail('name[0]: %r has an environment marker: a wheel build has no marker environment to skip it in; '
+                      'drop the marker (skip the task instead)' % text, failure='bad_request')
+        return item.name, specs[0].version
+
+    def check_built_wheels(self, built, what):
+        """A wheel built from a pinned requirement must be that distribution at that version."""
+        name, version = self.wheel_requirement()
+        for filename in built:
+            parts = filename[:-len('.whl')].split('-')
+            ok = len(parts) >= 5 and self.pk.canonicalize_name(parts[0]) == name
+            if ok:
+                try:
+                    ok = self.pk.Version(parts[1]) == self.pk.Version(version)
+                except self.pk.InvalidVersion:
+                    ok = False
+            if not ok:
+                self.fail('pip wheel of %s wrote %s, which is not %s %s: check the index (it must serve that '
+                          'distribution at that version). No wheel was kept.' % (what, filename, name, version),
+                          failure='pip_error')
+
     def build_wheels(self):
-        """pip wheel --no-deps of src into a scratch directory inside wheel_dir, then the wheels into wheel_dir."""
+        """pip wheel --no-deps of src (or of the one pinned requirement in name) into a scratch directory inside
+        wheel_dir, then the wheels into wheel_dir."""
         params = self.params
         src, wheel_dir = params['src'], params['wheel_dir']
-        self.result['reasons'] = ['wheel_dir: a wheel of %s is built on every run' % src]
-        if not os.path.isdir(src):
+        what = src or params['name'][0]
+        self.result['reasons'] = ['wheel_dir: a wheel of %s is built on every run' % what]
+        if src and not os.path.isdir(src):
             self.fail('src %s is not a directory: wheel_dir builds a wheel of a local source tree (check the path, '
                       'or clone the tree first)' % src, failure='not_installable')
+        if not src:
+            self.wheel_requirement()
         scratch = self.wheel_scratch(wheel_dir)
         try:
             rc, out, err, failure = self.run_pip('pip wheel', lambda log: wheel_args(
-                self.python, params, src, scratch, log_path=log))
+                self.python, params, what, scratch, log_path=log))
             if rc != 0:
-                self.fail_pip('pip wheel of %s' % src, rc, out, err, failure)
+                self.fail_pip('pip wheel of %s' % what, rc, out, err, failure)
             built = sorted(f for f in os.listdir(scratch) if f.endswith('.whl'))
             if not built:
-                self.fail('pip wheel of %s succeeded but wrote no wheel' % src, failure='pip_error')
-            self.check_venv_unchanged('pip wheel of %s' % src)
+                self.fail('pip wheel of %s succeeded but wrote no wheel' % what, failure='pip_error')
+            if not src:
+                self.check_built_wheels(built, what)
+            self.check_venv_unchanged('pip wheel of %s' % what)
             wheels = []
             for name in built:
                 dest = os.path.join(wheel_dir, name)
@@ -1143,9 +1208,11 @@ class PipConstrained(object):
                 self.fail('wheel_dir cannot be used with state=%s: it builds a wheel and installs or removes nothing; '
                           'drop wheel_dir to %s' % (params['state'], 'remove' if params['state'] == 'absent'
                                                     else 'reinstall'), failure='bad_request')
-            if not params['src']:
-                self.fail('wheel_dir needs src: it builds a wheel of the source tree src (pip wheel --no-deps); give '
-                          'src, or drop wheel_dir to install name/requirements', failure='bad_request')
+            if not params['src'] and len(params['name'] or []) != 1:
+                self.fail('wheel_dir needs src, or name with exactly one pinned requirement (got %d entries): it builds '
+                          'a wheel of the source tree src, or of that requirement (pip wheel --no-deps); give src or one '
+                          'name==version, or drop wheel_dir to install name/requirements'
+                          % len(params['name'] or []), failure='bad_request')
             if params['requirements']:
                 self.fail('wheel_dir builds only src (pip wheel --no-deps): requirements would be ignored; install '
                           'them in a task of their own', failure='bad_request')

@@ -107,6 +107,25 @@ def test_a_stage_stops_at_once_naming_what_to_run_first_and_leaves_no_lock(playb
     assert os.listdir(base) == [], "only the base itself was made (by the lock); nothing else"
 
 
+@pytest.mark.parametrize("stage, needs, tags", [
+    ("pydeps", "venv and torch", "venv,torch"),
+    ("boto", "venv and torch", "venv,torch"),
+    ("torchrec", "venv and torch", "venv,torch"),
+    # cleanup needs only a venv: it removes tilelang whatever installed it.
+    ("cleanup", "venv", "venv"),
+])
+def test_a_pip_stage_without_its_prerequisites_names_the_tags(playbook, target, stage, needs, tags):
+    base = target.base("prereq-" + stage)
+    run = playbook(stage, base)
+    assert run.rc != 0
+    failed = failure(run)
+    assert failed["task"].endswith("Check the stages needed first - %s" % stage)
+    assert failed["result"]["msg"].startswith(
+        "[%s] %s needs %s: run --tags %s first, or --tags %s,%s. On this base: venv: there is no venv at %s/venv"
+        % (stage, stage, needs, tags, tags, stage, base)), failed
+    assert os.listdir(base) == [], "nothing but the base itself was made"
+
+
 def test_check_mode_and_preflight_take_no_lock_and_create_nothing(playbook, target):
     base = target.base("nolock")
     check = playbook("venv", base, check=True)

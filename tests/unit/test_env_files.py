@@ -85,6 +85,7 @@ def layout(base, build=None, cache=None, release="v26.5", archs=("gfx942", "gfx9
             "base": base, "venv": venv, "venv_python": venv + "/bin/python", "site_packages": site,
             "rocm": site + "/_rocm_sdk_devel", "workspace": base + "/workspace", "python": base + "/python",
             "bin": base + "/bin", "env_sh": base + "/env.sh", "constraints": base + "/pip-constraints.txt",
+            "nltk_data": base + "/nltk_data",
             "build": build or "/tmp/primus-build-x", "build_given": build is not None,
             "cache": cache or "/tmp/primus-cache-x", "cache_given": cache is not None,
         },
@@ -169,7 +170,7 @@ def make_hostile(tmp_path, evil):
         table,
         runtime={"user": user, "archs": ";".join(variables["primus_pins"]["torch"]["default_archs"]), "atomic": "0"},
         conditions={"venv": True, "constraints": True, "rocm_sdk": True, "z3": True},
-        inherit={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": ""})
+        inherit={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": "", "NLTK_DATA": ""})
     env = environ(user, PRIMUS_BASE=base, PRIMUS_KFD_NODES=os.path.join(root, "no-kfd"))
     return root, env_sh, modulefile, expected, env, str(tmp_path)
 
@@ -313,7 +314,7 @@ def test_a_cross_compiling_build_environment_from_the_same_table(tmp_path):
     variables = layout("/b")
     variables["preflight_plan"].update(pytorch_rocm_arch="gfx942;gfx950", ck_atomic_fp32="1")
     variables["primus_node"] = {"user": "alice", "environment": {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "",
-                                                                 "PIP_CONSTRAINT": ""}}
+                                                                 "PIP_CONSTRAINT": "", "NLTK_DATA": "/mine/nltk"}}
     env, env_sh, module = render(variables, BUILD_ENV, "env.sh.j2", "modulefile.tcl.j2")
     rocm = "/b/venv/lib/python3.12/site-packages/_rocm_sdk_devel"
     assert env["GPU_ARCHS"] == "gfx942;gfx950" and env["PYTORCH_ROCM_ARCH"] == "gfx942;gfx950"
@@ -324,6 +325,8 @@ def test_a_cross_compiling_build_environment_from_the_same_table(tmp_path):
         "/tmp/primus-build-alice", "/tmp/primus-cache-alice", "/tmp/primus-cache-alice/pip")
     assert (env["MAX_JOBS"], env["NVTE_CK_IS_V3_ATOMIC_FP32"], env["PRIMUS_SKIP_PIP"]) == ("7", "1", "1")
     assert env["PIP_CONSTRAINT"] == "/b/pip-constraints.txt" and env["VIRTUAL_ENV"] == "/b/venv"
+    # The user's own nltk data directories first, then the base's (the pydeps stage downloads into it).
+    assert env["NLTK_DATA"] == "/mine/nltk:/b/nltk_data"
     assert "[ -n \"${GPU_ARCHS:-}\" ] || GPU_ARCHS='native'; export GPU_ARCHS" in env_sh
     assert "setenv GPU_ARCHS [set primus_env(GPU_ARCHS) [primus_getenv GPU_ARCHS {native}]]" in module
     # Every variable the build environment has, env.sh and the modulefile set too (one table).

@@ -283,9 +283,10 @@ def test_node_info_looks_at_private_dirs_without_creating_them(tmpdir):
     dirs = dict(mine=str(tmpdir) + '//mine-{user}/', open=str(open_dir), link=str(link), file=str(afile),
                 absent=str(tmpdir.join('absent-{user}')))
     result = run_module('node_info', dict(path=str(tmpdir), private_dirs=dirs), tmpdir,
-                        env={'PATH': '/opt/x/bin:/usr/bin:/bin', 'LD_LIBRARY_PATH': '/opt/x/lib', 'PIP_CONSTRAINT': ''})
+                        env={'PATH': '/opt/x/bin:/usr/bin:/bin', 'LD_LIBRARY_PATH': '/opt/x/lib', 'PIP_CONSTRAINT': '',
+                             'NLTK_DATA': '/data/nltk'})
     assert result['environment'] == {'PATH': '/opt/x/bin:/usr/bin:/bin', 'LD_LIBRARY_PATH': '/opt/x/lib',
-                                     'PIP_CONSTRAINT': ''}
+                                     'PIP_CONSTRAINT': '', 'NLTK_DATA': '/data/nltk'}
     got = result['private_dirs']
     assert got['mine'] == {'path': str(tmpdir) + '//mine-%s/' % user, 'exists': True, 'owner': user, 'problem': ''}
     assert got['open']['problem'] == 'is writable by others (mode 0777)'

@@ -538,7 +538,8 @@ def test_requirements_file_variables_come_from_the_tasks_environment(monkeypatch
 @pytest.mark.parametrize("args, words", [
     ({"state": "absent"}, "wheel_dir cannot be used with state=absent"),
     ({"state": "forcereinstall"}, "wheel_dir cannot be used with state=forcereinstall"),
-    ({"src": None, "name": ["x"]}, "wheel_dir needs src"),
+    ({"src": None, "name": ["x==1", "y==2"]}, "wheel_dir needs src, or name with exactly one pinned requirement"),
+    ({"src": None}, "wheel_dir needs src, or name with exactly one pinned requirement (got 0 entries)"),
     ({"requirements": "r.txt"}, "requirements would be ignored"),
 ])
 def test_wheel_dir_refusals_run_nothing(monkeypatch, venv, tmp_path, args, words):
@@ -593,3 +594,51 @@ def test_wheel_dir_with_a_missing_src_is_refused_before_pip(monkeypatch, venv, t
     result, failed = run_module(monkeypatch, venv, tmp_path, src=str(tmp_path / "nope"),
                                 wheel_dir=str(tmp_path / "wheels"))
     assert failed and "is not a directory" in result["msg"] and venv.pip_calls() == []
+
+
+# ---- wheel_dir with name: a wheel of one pinned requirement (an sdist-only pin) --------------------
+
+def test_wheel_dir_builds_one_pinned_requirement_after_the_double_dash(monkeypatch, venv, tmp_path):
+    wheel_dir = tmp_path / "cache" / "wheels" / "tensorstore" / "k1"
+    venv.install = wheel_builder(venv, ["tensorstore-0.1.45-cp312-cp312-linux_x86_64.whl"])
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["tensorstore==0.1.45"], wheel_dir=str(wheel_dir),
+                                index_url="http://127.0.0.1:9/simple")
+    assert not failed, result.get("msg")
+    assert result["wheels"] == [str(wheel_dir / "tensorstore-0.1.45-cp312-cp312-linux_x86_64.whl")]
+    (pip_call,) = venv.pip_calls()
+    assert pip_call[3] == "wheel" and "--no-deps" in pip_call and "--index-url=http://127.0.0.1:9/simple" in pip_call
+    assert pip_call[-2:] == ["--", "tensorstore==0.1.45"]
+    assert [c[1] for c in venv.calls] == ["-I", "-m", "-I"]   # the venv was read before and after, nothing installed
+
+
+@pytest.mark.parametrize("name", ["tensorstore", "tensorstore>=0.1.45", "tensorstore==0.1.*",
+                                  "tensorstore==0.1.45,!=0.1.46", "tensorstore==0.1.45; python_version > '3'"])
+def test_wheel_dir_refuses_a_requirement_that_is_not_one_pin_before_pip(monkeypatch, venv, tmp_path, name):
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=[name], wheel_dir=str(tmp_path / "wheels"))
+    assert failed and result["failure"] == "bad_request" and "name[0]" in result["msg"]
+    assert venv.pip_calls() == [] and not (tmp_path / "wheels").exists()
+
+
+def test_wheel_dir_refuses_an_option_as_the_requirement(monkeypatch, venv, tmp_path):
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["--index-url=http://evil/simple"],
+                                wheel_dir=str(tmp_path / "wheels"))
+    assert failed and result["failure"] == "bad_request" and 'starts with "-"' in result["msg"]
+    assert venv.pip_calls() == []
+
+
+def test_wheel_dir_keeps_no_wheel_of_another_distribution_or_version(monkeypatch, venv, tmp_path):
+    venv.install = wheel_builder(venv, ["tensorstore-0.1.78-cp312-cp312-linux_x86_64.whl"])
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["tensorstore==0.1.45"],
+                                wheel_dir=str(tmp_path / "wheels"))
+    assert failed and "tensorstore-0.1.78" in result["msg"] and "not tensorstore 0.1.45" in result["msg"]
+    assert os.listdir(str(tmp_path / "wheels")) == []
+
+
+def test_wheel_dir_check_mode_plans_the_requirement_and_runs_no_pip(monkeypatch, venv, tmp_path):
+    result, failed = run_module(monkeypatch, venv, tmp_path, check_mode=True, name=["Tensorstore==0.1.45"],
+                                wheel_dir=str(tmp_path / "wheels"))
+    assert not failed and result["changed"] is True and result["wheels"] == []
+    (entry,) = result["plan"]
+    assert (entry["name"], entry["version"], entry["action"], entry["src"]) == ("tensorstore", "0.1.45", "build", None)
+    assert "Tensorstore==0.1.45" in result["reasons"][0]
+    assert venv.pip_calls() == [] and not (tmp_path / "wheels").exists()
