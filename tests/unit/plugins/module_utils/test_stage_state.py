@@ -177,10 +177,11 @@ def test_stages_run_earlier_in_the_same_run_count():
 
 
 def test_every_requirement_of_the_seed_map():
-    """te needs flash_attn as well, turbo aiter, cleanup mamba; every built stage needs venv and torch."""
+    """te needs flash_attn as well, turbo aiter; cleanup only the venv (it removes tilelang whatever installed it);
+    every built stage needs venv and torch."""
     assert stage_state.needed('te', REQUIRES) == ['venv', 'torch', 'flash_attn']
     assert stage_state.needed('turbo', REQUIRES) == ['venv', 'torch', 'aiter']
-    assert stage_state.needed('cleanup', REQUIRES) == ['venv', 'torch', 'mamba']
+    assert stage_state.needed('cleanup', REQUIRES) == ['venv']
     assert stage_state.needed('manifest', REQUIRES) == ['venv']
     assert stage_state.needed('torch', REQUIRES) == ['venv']
     for stage in ('flash_attn', 'torchtune', 'torchao', 'pydeps', 'grouped_gemm', 'causal_conv1d', 'mamba',
@@ -194,9 +195,9 @@ def test_every_requirement_of_the_seed_map():
 def test_a_missing_stage_is_named_with_why():
     stamps = {'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', dict(TORCH_KEY, archs=['gfx950']))}
     status = stage_state.stage_status(stamps, KEYS, REQUIRES)
-    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['cleanup']}
-    message = stage_filters.stage_prerequisites('cleanup', stages)['message']
-    assert message.startswith('cleanup needs torch and mamba: run --tags torch,mamba first, or --tags torch,mamba,cleanup.')
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['turbo']}
+    message = stage_filters.stage_prerequisites('turbo', stages)['message']
+    assert message.startswith('turbo needs torch and aiter: run --tags torch,aiter first, or --tags torch,aiter,turbo.')
     assert 'torch: done for other inputs (archs ["gfx950"] -> ["gfx942"])' in message
 
 
