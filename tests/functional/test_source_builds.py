@@ -62,9 +62,10 @@ def built_in(run):
 
 
 def failure(run):
+    """The failure that stopped the run (a rescued task's failure comes before it)."""
     failed = run.failed()
     assert failed, run
-    return failed[0]
+    return failed[-1]
 
 
 def installed(target, base):
