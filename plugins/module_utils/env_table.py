@@ -384,7 +384,8 @@ def render_dict(table, runtime=None, conditions=None, inherit=None, overrides=No
     """The table as {NAME: value} for a build step's environment.
 
     runtime: {name: value} for every {runtime: name} part used; conditions: {id: bool} for every
-    dir/file condition used (a decided condition holds as the table says, unless given here) (the caller knows, e.g., whether the ROCm SDK is initialised); inherit: the
+    dir/file condition used (the caller knows, e.g., whether the ROCm SDK is initialised; a decided
+    condition holds as the table says, unless given here); inherit: the
     node's current values of the list variables (PATH, LD_LIBRARY_PATH, ...), needed for
     prepend/append entries (a missing one is an error: a build must not run with PATH lost);
     overrides: {NAME: value} replacing an entry's value where it is set (later references see the

@@ -283,7 +283,7 @@ def summary(manifest):
              'OS: %s | glibc %s | GLIBCXX %s | Python %s' % (_os_text(m.get('os')), m.get('glibc') or '?',
                                                              m.get('glibcxx') or '?', m.get('python') or '?'),
              'GPU archs: %s | TransformerEngine mode: %s' % (';'.join(m.get('archs') or []) or '?',
-                                                              m.get('te_mode') or '?')]
+                                                             m.get('te_mode') or '?')]
     dists = m.get('distributions') or {}
     shown = ['%s %s' % (name, dists[name]) for name in KEY_DISTRIBUTIONS if name in dists]
     lines.append('Distributions: %d installed%s' % (len(dists), ('; ' + ', '.join(shown)) if shown else ''))

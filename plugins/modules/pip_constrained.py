@@ -98,7 +98,7 @@ options:
       - With O(src), O(name) instead says what the source tree provides (for example
         C(primus-turbo==0.2.0+edc8d2c)); it is used for the idempotence decision and not passed to pip.
       - With O(wheel_dir) and no O(src), O(name) is the one requirement to build a wheel of, pinned to one version
-        (C(tensorstore==0.1.45)): a requirement from the index, not a path or URL, with a single C(==) or C(===)
+        (C(tensorstore==0.1.45)) - a requirement from the index, not a path or URL, with a single C(==) or C(===)
         specifier without a wildcard.
     type: list
     elements: str
