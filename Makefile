@@ -48,13 +48,14 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   debootstrap:/usr/sbin/debootstrap
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
-TEST_SUITES := unit:unit lint:lint sanity:sanity world-test:world functional:functional
+TEST_SUITES := unit:unit lint:lint sanity:sanity world-test:world functional:functional molecule:molecule
 
-.PHONY: help controller prerequisites test unit lint sanity functional summary clean
+.PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
-	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional) and summarise"
+	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
+	@echo "make molecule     molecule test (scenario default: the world, an unprivileged target, converge, idempotence, verify)"
 	@echo "make world|world-test|demo   the simulated world (see README)"
 	@echo "make world-snapshot|world-trixie   refresh the PyPI metadata snapshot (network) / build the glibc 2.41 root"
 
@@ -120,6 +121,22 @@ functional: $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	rm -f $(OUT)/timings.txt
 	$(PYTHON) -m pytest tests/functional -q -m functional --junitxml=$(OUT)/functional.xml
+
+# molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
+# tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).
+MOLECULE_SCENARIOS ?= default
+molecule: $(VENV)/.test
+	mkdir -p $(OUT)
+	@status=0; for scenario in $(MOLECULE_SCENARIOS); do \
+	  start=$$(date +%s.%N); rc=0; \
+	  ANSIBLE_NOCOLOR=1 PY_COLORS=0 $(VENV)/bin/molecule test -s $$scenario 2>&1 | tee $(OUT)/molecule-$$scenario.txt || rc=$$?; \
+	  seconds=$$(awk -v a=$$start -v b=$$(date +%s.%N) 'BEGIN{printf "%.1f", b-a}'); \
+	  $(PYTHON) molecule/junit.py $$scenario $$rc $$seconds $(OUT)/molecule-$$scenario.txt $(OUT)/molecule-$$scenario.xml; \
+	  [ $$rc = 0 ] || status=1; \
+	done; \
+	$(PYTHON) -c 'import sys, xml.etree.ElementTree as ET; r = ET.Element("testsuites"); [r.append(ET.parse(f).getroot()[0]) for f in sys.argv[2:]]; ET.ElementTree(r).write(sys.argv[1], encoding="unicode", xml_declaration=True)' \
+	  $(OUT)/molecule.xml $(foreach s,$(MOLECULE_SCENARIOS),$(OUT)/molecule-$(s).xml); \
+	exit $$status
 
 -include tests/world/world.mk
 

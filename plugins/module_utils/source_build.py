@@ -11,8 +11,10 @@ commit it resolved to and the node's context::
      "key", "key_id", "src", "wheel_dir", "env"}
 
 ``key`` is the *build key*: everything that defines the wheel - component, commit, python tag,
-torch version, glibc of the building node (the wheel's floor), patch hash, build flags and, for
-arch-dependent builds only, the arch list. Its ``key_id`` names the wheel's cache directory
+torch version, glibc of the building node (the wheel's floor), patch hash, build flags, the build's
+variables (the pins' ``arch_env``/``env`` and the node's ``context['env'][name]``, e.g. Turbo's
+ROCSHMEM_HOME) and, for arch-dependent builds only, the arch list. An entry without ``build`` is a
+checkout only (Primus): it installs no distribution and does not depend on the arch list. Its ``key_id`` names the wheel's cache directory
 (``<cache>/wheels/<name>/<key_id>``), so any run, on any node with the same key, reuses the wheel,
 and it is the stage stamp's key, so a stage is done while its wheel is installed. No URL is
 part of a key (an index or repository URL may carry credentials).
@@ -32,8 +34,10 @@ COMMIT = re.compile(r'^[0-9a-f]{40}$')
 # A branch name git accepts and that cannot be read as an option or a revision expression.
 BRANCH = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*$')
 ENV_NAME = re.compile(r'^[A-Z_][A-Z0-9_]*$')
+# The checkout's directory name (default: the component's name), one path component.
+DIR_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
 ARCH_FORMS = {'list': ';', 'csv': ','}
-BUILD_FIELDS = ('distribution', 'isolation', 'archs', 'arch_env', 'env')
+BUILD_FIELDS = ('distribution', 'isolation', 'archs', 'arch_env', 'env', 'no_deps')
 
 
 class SourceError(ValueError):
@@ -67,6 +71,8 @@ def check_source(name, source):
         problems.append('%s.ref %r is not a branch name' % (where, source['ref']))
     elif source['ref_kind'] not in ('commit', 'branch'):
         problems.append('%s.ref_kind must be commit or branch, got %r' % (where, source['ref_kind']))
+    if 'dir' in source and not (isinstance(source['dir'], str) and DIR_NAME.match(source['dir'])):
+        problems.append('%s.dir %r is not a directory name' % (where, source['dir']))
     build = source.get('build')
     if build is not None:
         if not isinstance(build, Mapping):
@@ -80,6 +86,9 @@ def check_source(name, source):
         for var in (build.get('env') or {}):
             if not ENV_NAME.match(str(var)):
                 problems.append('%s.build.env: %r is not a variable name' % (where, var))
+        for flag in ('isolation', 'archs', 'no_deps'):
+            if flag in build and not isinstance(build[flag], bool):
+                problems.append('%s.build.%s must be true or false, got %r' % (where, flag, build[flag]))
     for index, patch in enumerate(source.get('patches') or []):
         if not isinstance(patch, Mapping) or not all(isinstance(patch.get(k), str) and patch.get(k)
                                                      for k in ('file', 'before', 'after')):
@@ -87,13 +96,18 @@ def check_source(name, source):
     return problems
 
 
-def build_env(build, archs):
+def build_env(build, archs, node_env=None):
     """The variables a build sets on top of the environment table: arch_env (the arch list in
-    its form) and env. archs: list of gfx names."""
+    its form), env, then node_env (this node's values for this component, e.g. ROCSHMEM_HOME).
+    archs: list of gfx names."""
     env = {}
     for var, form in sorted((build.get('arch_env') or {}).items()):
         env[str(var)] = ARCH_FORMS[form].join(archs)
     for var, value in sorted((build.get('env') or {}).items()):
+        env[str(var)] = str(value)
+    for var, value in sorted((node_env or {}).items()):
+        if not ENV_NAME.match(str(var)):
+            raise SourceError('build variable %r is not a variable name' % (var,))
         env[str(var)] = str(value)
     return env
 
@@ -101,7 +115,8 @@ def build_env(build, archs):
 def source_plan(name, source, commit, context):
     """The plan of one component (see the module docstring).
 
-    context: {python_tag, torch, glibc, archs (list), build_dir, cache_dir, workspace}.
+    context: {python_tag, torch, glibc, archs (list), build_dir, cache_dir, workspace} and optionally
+    env: {name: {VAR: value}}, this node's build variables per component (part of the key).
     """
     problems = check_source(name, source)
     if problems:
@@ -110,9 +125,11 @@ def source_plan(name, source, commit, context):
         raise SourceError('sources.%s: no resolved commit (got %r)' % (name, commit))
     build = dict(source.get('build') or {})
     archs = sorted(set(context.get('archs') or []))
-    if build.get('archs', True) and not archs:
+    # A checkout only (no build) depends on no arch list.
+    arch_dependent = bool(build) and build.get('archs', True)
+    if arch_dependent and not archs:
         raise SourceError('sources.%s: an arch-dependent build needs the arch list' % name)
-    env = build_env(build, archs)
+    env = build_env(build, archs, ((context.get('env') or {}).get(name)))
     key = {
         'component': name,
         'commit': commit,
@@ -123,8 +140,11 @@ def source_plan(name, source, commit, context):
         'patches': patch_hash(source.get('patches')),
         'isolation': bool(build.get('isolation', False)),
         'env': env,
-        'archs': archs if build.get('archs', True) else [],
+        'archs': archs if arch_dependent else [],
     }
+    # Only when set, so that the keys (and cached wheels) of the builds without it stay as they were.
+    if build.get('no_deps'):
+        key['no_deps'] = True
     key_id = stage_state.key_id(key)
     keep = bool(source.get('keep'))
     return {
@@ -137,10 +157,10 @@ def source_plan(name, source, commit, context):
         'patches': list(source.get('patches') or []),
         'keep': keep,
         'build': build,
-        'distribution': build.get('distribution', name),
+        'distribution': build.get('distribution', name) if build else '',
         'key': key,
         'key_id': key_id,
-        'src': '%s/%s' % (context['workspace'] if keep else context['build_dir'], name),
+        'src': '%s/%s' % (context['workspace'] if keep else context['build_dir'], source.get('dir') or name),
         'wheel_dir': '%s/wheels/%s/%s' % (context['cache_dir'], name, key_id),
         'env': env,
     }

@@ -241,7 +241,7 @@ class Target:
         return self.run(["env", "-i"] + ["%s=%s" % kv for kv in base_env.items()] + ["bash", "-c", script])
 
 
-def _ensure_user(name):
+def ensure_user(name):
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
@@ -250,6 +250,30 @@ def _ensure_user(name):
     # No password, but not locked ("!"): sshd without PAM refuses locked accounts even with a key.
     subprocess.run(["usermod", "-p", "*", name], check=True)
     return entry
+
+
+def sshd_config(port, state_dir, keys_dir, python312):
+    """A private loopback sshd's configuration for TEST_USER (host key and pid file in state_dir)."""
+    return "\n".join([
+        "Port %d" % port, "ListenAddress 127.0.0.1", "HostKey %s" % os.path.join(state_dir, "host_key"),
+        "PidFile %s" % os.path.join(state_dir, "sshd.pid"), "AuthorizedKeysFile %s/%%u" % keys_dir, "StrictModes no",
+        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin no",
+        "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp",
+        # Many inventory hosts on this one target share one multiplexed connection (ControlPersist)
+        # and start at once: more sessions and unauthenticated starts than sshd's defaults (10).
+        "MaxSessions 100", "MaxStartups 100:30:200",
+        # The world's uv stand-in "downloads" this interpreter when `uv python install 3.12` runs.
+        "SetEnv PRIMUS_WORLD_UV_PYTHON=%s" % python312, ""])
+
+
+def wait_for_port(port, tries=50):
+    for _attempt in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 @pytest.fixture(scope="session")
@@ -273,7 +297,7 @@ def target(tmp_path_factory, python312, shared_dir):
         host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
         yield Target(entry.pw_name, entry.pw_dir, host, hosts_dir)
         return
-    entry = _ensure_user(TEST_USER)
+    entry = ensure_user(TEST_USER)
     tmp = tmp_path_factory.mktemp("sshd")
     key = str(tmp / "id_ed25519")
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True)
@@ -287,24 +311,10 @@ def target(tmp_path_factory, python312, shared_dir):
     os.chmod(os.path.join(keys, TEST_USER), 0o644)
     port = free_port()
     config = tmp / "sshd_config"
-    config.write_text("\n".join([
-        "Port %d" % port, "ListenAddress 127.0.0.1", "HostKey %s" % (tmp / "host_key"),
-        "PidFile %s" % (tmp / "sshd.pid"), "AuthorizedKeysFile %s/%%u" % keys, "StrictModes no",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin no",
-        "AllowUsers %s" % TEST_USER, "Subsystem sftp internal-sftp",
-        # Many inventory hosts on this one target share one multiplexed connection (ControlPersist)
-        # and start at once: more sessions and unauthenticated starts than sshd's defaults (10).
-        "MaxSessions 100", "MaxStartups 100:30:200",
-        # The world's uv stand-in "downloads" this interpreter when `uv python install 3.12` runs.
-        "SetEnv PRIMUS_WORLD_UV_PYTHON=%s" % python312, ""]))
+    config.write_text(sshd_config(port, str(tmp), keys, python312))
     os.makedirs("/run/sshd", exist_ok=True)
     sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
-    for _attempt in range(50):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_for_port(port)
     host = {
         "ansible_host": "127.0.0.1", "ansible_port": port, "ansible_user": TEST_USER,
         "ansible_ssh_private_key_file": key,
@@ -516,7 +526,7 @@ def trixie_target():
     if os.getuid() != 0:
         pytest.skip("the trixie root is entered with chroot, which needs root; run the tests as root")
     root = world_trixie.build(log=lambda line: sys.stderr.write("trixie: %s\n" % line))
-    entry = _ensure_user(TEST_USER)
+    entry = ensure_user(TEST_USER)
     trixie_user(root, entry)
     # The recorded GPU hosts (rocminfo stand-ins, KFD trees) as the node sees them.
     hosts_dir = "/opt/primus-test-hosts"

@@ -99,7 +99,7 @@ def sanity(out, kind, rc):
 def out(tmpdir, reports):
     """tests/output of a run where every suite passed."""
     out = tmpdir.join('out').ensure(dir=True)
-    for name in ('unit', 'world', 'functional'):
+    for name in ('unit', 'world', 'functional', 'molecule'):
         junit(out, name, reports, 'passing')
         status(out, name, 0)
     lint(out, 'pass', 0)
@@ -122,10 +122,11 @@ def test_every_suite_passed(out):
     assert row(text, 'unit').split()[:2] == ['unit', 'PASSED']
     assert '4 tests: 4 passed, 0 failed, 0 errors, 0 skipped' in row(text, 'unit')
     assert '12.5s' in row(text, 'functional')
+    assert row(text, 'molecule').split()[:2] == ['molecule', 'PASSED']
     assert row(text, 'lint').split()[1:6] == ['PASSED', '33.0s', '0', 'violations,', '0']
     assert row(text, 'sanity').split()[1:] == [
         'PASSED', '1m32s', '24', 'sanity', 'tests:', '22', 'passed,', '0', 'failed,', '2', 'skipped']
-    assert 'RESULT: PASSED - 5 suites' in text
+    assert 'RESULT: PASSED - 6 suites' in text
     # What ansible-lint printed besides its verdict is shown, not hidden (a module's doc did not parse).
     assert "note: ansible-lint printed: [ERROR]: Unable to parse documentation in python file" in text
     assert 'Running sanity test' not in text
