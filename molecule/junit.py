@@ -4,8 +4,13 @@
 
     junit.py SCENARIO RC SECONDS LOG OUT.xml
 """
+import re
 import sys
 import xml.etree.ElementTree as ET
+
+# Colour codes and other control characters are not allowed in XML 1.0 text.
+ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+CONTROL = re.compile(r'[\x00-\x08\x0b\x0c\x0e-\x1f]')
 
 
 def main(argv):
@@ -24,7 +29,7 @@ def main(argv):
         except OSError as exc:
             tail = 'no log at %s (%s)' % (log, exc)
         failure = ET.SubElement(case, 'failure', message='molecule test -s %s exited with status %d' % (scenario, rc))
-        failure.text = tail
+        failure.text = CONTROL.sub('', ANSI.sub('', tail))
     root = ET.Element('testsuites')
     root.append(suite)
     ET.ElementTree(root).write(out, encoding='unicode', xml_declaration=True)

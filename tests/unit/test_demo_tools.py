@@ -58,7 +58,8 @@ def test_timings_without_manifest(tmp_path, capsys):
 
 def test_molecule_junit_failure_carries_the_log_tail(tmp_path):
     log = tmp_path / 'molecule.txt'
-    log.write_text(''.join('line %d\n' % i for i in range(100)))
+    # molecule colours its output: the escape codes are not XML and must not break the report.
+    log.write_text(''.join('line %d\n' % i for i in range(99)) + '\x1b[31mline 99\x1b[0m \x07\n')
     out = tmp_path / 'molecule.xml'
     subprocess.run([sys.executable, os.path.join(REPO, 'molecule', 'junit.py'), 'default', '2', '61.5', str(log),
                     str(out)], check=True)
