@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A one-case JUnit report of a `molecule test` run, for tests/summary.py (molecule writes none).
 

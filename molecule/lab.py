@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The molecule scenarios' instance: the simulated world and an unprivileged target user.
 

@@ -117,12 +117,10 @@ def _strings(value):
     elif isinstance(value, dict):
         for key, item in value.items():
             yield str(key)
-            for text in _strings(item):
-                yield text
+            yield from _strings(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            for text in _strings(item):
-                yield text
+            yield from _strings(item)
 
 
 def _redact(value, redact):

@@ -272,7 +272,7 @@ options:
         O(no_index) (where an isolated build gets its build requirements), O(use_pip_config), O(extra_args),
         O(log_path) (the full build output; a failure returns only its tail) and O(retries).
         O(no_deps) and O(forbid) do not apply; with O(src), neither does O(name).
-      - A wheel is built on every run (RV(changed=true)); skip the task when the wheel you need exists.
+      - A wheel is built on every run (C(changed=true)); skip the task when the wheel you need exists.
       - Needs O(src) or O(name) (one pinned requirement); refused with O(requirements) and with O(state=absent) or
         O(state=forcereinstall). A relative path is resolved against O(chdir).
     type: path

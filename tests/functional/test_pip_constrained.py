@@ -328,7 +328,7 @@ def wheel_text(path, member):
 
 @pytest.mark.parametrize("isolated", [True, False], ids=["build-isolation", "no-build-isolation"])
 def test_wheel_dir_builds_src_with_the_tasks_environment_and_installs_nothing(build_index, venv, run, tmp_path,
-                                                                               isolated):
+                                                                              isolated):
     url, setuptools_wheel = build_index
     src = setuptools_project(tmp_path / "tinymark")
     wheel_dir = tmp_path / "base" / "wheels"

@@ -277,7 +277,7 @@ def test_a_patch_that_no_longer_matches_fails_naming_the_file(converged, run, wo
 
 
 def test_unpinned_cutlass_is_refused_by_the_forbid_list_then_breaks_mamba_with_thrcopy(converged, run, world,
-                                                                                      tmp_path, target):
+                                                                                       tmp_path, target):
     base = converged.base
     # As on a fresh venv: no CUTLASS DSL installed yet, so nothing holds it at 4.5.3.
     drop = target.run([os.path.join(base, "venv", "bin", "python"), "-m", "pip", "uninstall", "-y", "-q",

@@ -355,7 +355,7 @@ def test_env_sh_keeps_aiter_jit_on_the_node_with_the_prebuilt_kernels_linked(tmp
     jit = cache + "/aiter-jit"
     os.makedirs(jit, mode=0o700)
     write(jit + "/module_activation.so", "rebuilt for this node's GPU")   # a JIT build: kept as it is
-    for _ in range(2):
+    for _attempt in range(2):
         proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE=base))
         assert proc.returncode == 0, proc.stderr.decode()
         got = parse_env0(proc.stdout)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What `make demo` prints after a run: per-stage timings and the manifest's summary.
 

@@ -182,7 +182,7 @@ def test_check_mode_reports_and_builds_nothing(venv, tmpdir):
 
 
 def test_check_mode_before_the_venv_exists(tmpdir):
-    primus, _ = checkout(tmpdir)
+    primus = checkout(tmpdir)[0]
     result = run_module('megatron_helpers', dict(checkouts=[primus], python=str(tmpdir.join('venv/bin/python'))),
                         tmpdir, check_mode=True)
     assert result['changed'] is True and result['ext'] == ''
@@ -208,7 +208,7 @@ def test_missing_checkouts_are_skipped_and_repeats_built_once(venv, tmpdir):
 
 
 def test_build_failure_names_the_directory(venv, tmpdir):
-    python, _ = venv
+    python = venv[0]
     primus, datasets = checkout(tmpdir, source='int broken( {\n')
     result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=False)
     assert result['failed'] is True
@@ -217,7 +217,7 @@ def test_build_failure_names_the_directory(venv, tmpdir):
 
 
 def test_a_build_that_will_not_load_is_reported(venv, tmpdir):
-    python, _ = venv
+    python = venv[0]
     primus, datasets = checkout(tmpdir, init_name='helpers_other')
     result = run_module('megatron_helpers', dict(checkouts=[primus], python=python), tmpdir, check_mode=False)
     assert result['failed'] is True
