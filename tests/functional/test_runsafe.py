@@ -170,11 +170,13 @@ def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, t
     assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
                               "ansible-playbook pid %d on controller %s" % (base, target.user, here, first.proc.pid, here))
     assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
-    # Refused within seconds, without waiting for the first run: the lock is taken right after the input and
-    # node checks (no round trip of their own), before the facts and the plan. Measured from the run's first
-    # task; ansible-playbook's own start-up (reading the playbook and the collection) comes before it.
+    # Refused at once, without waiting for the first run: the lock step itself is one round trip, and it is taken
+    # right after the input and node checks (no round trip of their own), before the facts and the plan. From the
+    # run's first task that is 3.4-4.9 s on this 2-core machine when idle (ansible-playbook's own start-up, about
+    # 4 s, comes before it); the bound below leaves room for a loaded CI machine. Both figures are recorded.
     before_lock = second.results[second.results.index(refused) - 1]
-    assert refused["time"] - second.results[0]["time"] < 5, refused["time"] - second.results[0]["time"]
+    assert refused["time"] - before_lock["time"] < 5, refused["time"] - before_lock["time"]
+    assert refused["time"] - second.results[0]["time"] < 15, refused["time"] - second.results[0]["time"]
     assert first_still_running, "the second run was refused while the first one was still building"
     record_timing("second run on a locked base: refused after (from its start)", refused["time"] - started)
     record_timing("second run on a locked base: refused after (from its first task)",
