@@ -447,6 +447,21 @@ class Background:
         return PlaybookRun(done, self.results_file, time.monotonic() - self.start)
 
 
+# {name: version} of a venv's distributions, names lower case with "-" for "_" (read by the target user).
+INSTALLED = (
+    "import json\n"
+    "from importlib import metadata\n"
+    "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version for d in metadata.distributions()}))\n"
+)
+
+
+def installed(target, base):
+    """What is installed in the venv of a base, as the target user's python sees it."""
+    proc = target.run([os.path.join(base, "venv", "bin", "python"), "-c", INSTALLED])
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def tree_state(path):
     """(relative path, type, size, mtime) of everything under path, to prove nothing changed."""
     state = []

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from harness import REPO, record_timing
+from harness import REPO, installed, record_timing
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 from ansible_collections.primus.trainenv.plugins.filter.stages import stage_key_id  # noqa: E402
@@ -19,19 +19,6 @@ pytestmark = pytest.mark.functional
 Converged = collections.namedtuple("Converged", "base cache first cleanup second")
 
 STAGES = "venv,torch,pydeps,boto,cleanup"
-INSTALLED = (
-    "import json\n"
-    "from importlib import metadata\n"
-    "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version for d in metadata.distributions()}))\n"
-)
-
-
-def installed(target, base):
-    proc = target.run([os.path.join(base, "venv", "bin", "python"), "-c", INSTALLED])
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 def tensorstore_wheel_dir(cache, base):
     """The cache directory the pydeps stamp's build key names."""
     with open(os.path.join(base, "state", "pydeps.json")) as handle:

@@ -11,15 +11,12 @@ import shutil
 
 import pytest
 
-from harness import record_timing
+from harness import installed, record_timing
 
 pytestmark = pytest.mark.functional
 Converged = collections.namedtuple("Converged", "base user_checkout cache_checkout first second stale")
 STAGES = "venv,torch,primus,aiter,turbo"
 DATASETS = os.path.join("third_party", "Megatron-LM", "megatron", "core", "datasets")
-INSTALLED = ("import json\nfrom importlib import metadata\n"
-             "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version"
-             " for d in metadata.distributions()}))\n")
 LOAD = ("import importlib.util, sys\n"
         "spec = importlib.util.spec_from_file_location('helpers_cpp', sys.argv[1])\n"
         "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n")
@@ -33,12 +30,6 @@ def git(target, *argv):
 
 def python(base):
     return os.path.join(base, "venv", "bin", "python")
-
-
-def installed(target, base):
-    proc = target.run([python(base), "-c", INSTALLED])
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def ext_suffix(target, base):

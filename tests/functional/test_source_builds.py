@@ -13,7 +13,7 @@ import sys
 import pytest
 import yaml
 
-from harness import REPO, record_timing, tree_state
+from harness import REPO, installed, record_timing, tree_state
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from world import branch as world_branch  # noqa: E402
@@ -66,15 +66,6 @@ def failure(run):
     failed = run.failed()
     assert failed, run
     return failed[-1]
-
-
-def installed(target, base):
-    script = ("import json\nfrom importlib import metadata\n"
-              "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version"
-              " for d in metadata.distributions()}))\n")
-    proc = target.run([os.path.join(base, "venv", "bin", "python"), "-c", script])
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def pins_variant(world, tmp_path, name, change):

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from harness import REPO, record_timing, tree_state
+from harness import REPO, installed, record_timing, tree_state
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib import index as world_index  # noqa: E402
@@ -36,19 +36,6 @@ EXPECTED = {
     "wheel": "0.45.1", "cmake": "3.31.6", "ninja": "1.11.1.3", "packaging": "25.0", "setuptools": "75.1.0",
     "cxxfilt": "0.3.0", "pytest": "9.0.3", "build": "1.5.0",
 }
-
-INSTALLED = (
-    "import json, sys\n"
-    "from importlib import metadata\n"
-    "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version for d in metadata.distributions()}))\n"
-)
-
-
-def installed(target, base):
-    proc = target.run([os.path.join(base, "venv", "bin", "python"), "-c", INSTALLED])
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
 
 @pytest.fixture(scope="module")
 def converged(playbook, target):
