@@ -19,6 +19,8 @@ pytestmark = pytest.mark.functional
 Converged = collections.namedtuple("Converged", "base cache first cleanup second")
 
 STAGES = "venv,torch,pydeps,boto,cleanup"
+
+
 def tensorstore_wheel_dir(cache, base):
     """The cache directory the pydeps stamp's build key names."""
     with open(os.path.join(base, "state", "pydeps.json")) as handle:

@@ -37,6 +37,7 @@ EXPECTED = {
     "cxxfilt": "0.3.0", "pytest": "9.0.3", "build": "1.5.0",
 }
 
+
 @pytest.fixture(scope="module")
 def converged(playbook, target):
     """An empty base converged with --tags venv,torch, then run again."""
