@@ -128,6 +128,17 @@ def matrix(playbook, target, python310, python312, shared_dir):
                                   % d("cache-world-writable", "open"), "chmod go-w"]),
         "cache-symlink": ({"primus_cache_dir": d("cache-symlink", "link")},
                           ["The cache directory %s (primus_cache_dir) is a symbolic link" % d("cache-symlink", "link")]),
+        # the directories stages hand to builds: rocSHMEM (Primus-Turbo's ROCSHMEM_HOME), Megatron checkouts
+        "rocshmem-cmdsubst": ({"primus_rocshmem_home": d("rocshmem-cmdsubst", "r$(touch PWNED)")},
+                              ["primus_rocshmem_home (ROCSHMEM_HOME) '", "contains '$' (U+0024)"]),
+        "rocshmem-relative": ({"primus_rocshmem_home": "opt/rocshmem"},
+                              ["primus_rocshmem_home (ROCSHMEM_HOME) must be an absolute path, got 'opt/rocshmem'"]),
+        "megatron-newline": ({"primus_megatron_checkouts": [d("megatron-newline", "Pri\nmus")]},
+                             ["primus_megatron_checkouts '", "contains a newline (U+000A)"]),
+        "megatron-relative": ({"primus_megatron_checkouts": ["~/.cache/Primus", "src/Primus"]},
+                              ["primus_megatron_checkouts must be an absolute path, got 'src/Primus'"]),
+        "megatron-other-home": ({"primus_megatron_checkouts": ["~root/Primus"]},
+                                ["primus_megatron_checkouts must be an absolute path, got '~root/Primus' (~ is not expanded here)"]),
         # PRIMUS_PYTHON that is not a Python
         "python-text": ({"primus_python": d("python-text", "notes.txt")},
                         ["is not Python 3.12: it cannot be run: it is not executable by user %s (mode 0644)" % target.user]),
@@ -150,6 +161,8 @@ def matrix(playbook, target, python310, python312, shared_dir):
         "arch-typo": ({"primus_arch_override": "gfx942;gfx95x"}, ["'gfx95x' is not a GPU arch"]),
         # (the core role's argument spec refuses it before preflight's own check)
         "min-free": ({"primus_min_free_gib": "lots"}, ["primus_min_free_gib", "'lots'", "cannot be converted to an int"]),
+        "jit-cache": ({"primus_jit_cache": "shared"}, ["primus_jit_cache", "auto, node, base", "shared"]),
+        "mamba-cutlass": ({"primus_mamba_cutlass": "latest"}, ["primus_mamba_cutlass", "pin, purge", "latest"]),
     }
     if ROOT_OWNED:
         cases.update({
