@@ -51,6 +51,8 @@ class ActionModule(ActionBase):
 
         first = self._lock_module(task_vars, path=base, state=args['state'], owner=here)
         result.update(first)
+        # Every later task of this run passes it on as PRIMUS_TRAINENV_RUN (playbooks/primus.yml).
+        result['run_id'] = here['run_id']
         if first.get('failed') or args['state'] == 'released' or first.get('acquired'):
             if first.get('acquired'):
                 result['msg'] = 'PRIMUS_BASE %s is locked for this run (run id %s)' % (base, here['run_id'])
@@ -66,8 +68,12 @@ class ActionModule(ActionBase):
             if second.get('acquired'):
                 result['taken_over'] = holder
                 result['msg'] = 'PRIMUS_BASE %s is locked for this run (run id %s)' % (base, here['run_id'])
+                stopped = second.get('stopped') or []
                 display.warning('PRIMUS_BASE %s was locked by a run that no longer exists (%s: %s); this run took the '
-                                'lock over.' % (base, base_lock.describe(holder), detail))
+                                'lock over%s.' % (base, base_lock.describe(holder), detail, (
+                                    ' and stopped the %d process(es) that run had left running on the node: %s'
+                                    % (len(stopped), '; '.join('pid %d %s (%s)' % (p['pid'], p['command'][:120], p['signal'])
+                                                               for p in stopped))) if stopped else ''))
                 return result
             holder = second.get('holder') or {}
             verdict, detail = base_lock.judge(holder, here)

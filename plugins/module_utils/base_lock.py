@@ -22,6 +22,7 @@ import errno
 import hashlib
 import json
 import os
+import signal
 import time
 
 LOCK_NAME = '.primus.lock'
@@ -29,6 +30,8 @@ FORMAT = 1
 # link() errors that mean "no hard links here" rather than "the lock exists".
 NO_HARD_LINKS = set(getattr(errno, name) for name in ('EPERM', 'EOPNOTSUPP', 'ENOTSUP', 'EXDEV', 'EMLINK')
                     if hasattr(errno, name))
+# Every task of a run that holds a base's lock runs with this variable set to the run's id (playbooks/primus.yml).
+RUN_ENV = 'PRIMUS_TRAINENV_RUN'
 OWNER_FIELDS = ('run_id', 'controller_host', 'controller_machine_id', 'controller_boot_id', 'controller_pid',
                 'controller_pid_start', 'controller_user', 'inventory_host')
 
@@ -284,6 +287,60 @@ def take_over(path, stale_run_id, record):
     return acquired, holder, moved
 
 
+def run_processes(run_id, proc='/proc', uid=None):
+    """[(pid, start, command)] of the processes of uid (default: this process's) that belong to run run_id:
+    their environment holds RUN_ENV=run_id, which every task of a run that holds the lock passes on to
+    the modules it starts and to their children (pip, compilers, an async task's wrapper)."""
+    if not run_id:
+        return []
+    uid = os.geteuid() if uid is None else uid
+    wanted = ('%s=%s' % (RUN_ENV, run_id)).encode('utf-8')
+    found = []
+    for entry in sorted(os.listdir(proc), key=lambda name: (len(name), name)):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if os.stat(os.path.join(proc, entry)).st_uid != uid:
+                continue
+            with open(os.path.join(proc, entry, 'environ'), 'rb') as handle:
+                if wanted not in handle.read().split(b'\0'):
+                    continue
+            with open(os.path.join(proc, entry, 'cmdline'), 'rb') as handle:
+                command = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace').strip()
+        except (IOError, OSError):
+            continue   # gone meanwhile, or not ours to read
+        start = process_start(entry, proc)
+        if start:
+            found.append((int(entry), start, command[:300]))
+    return found
+
+
+def stop_processes(processes, proc='/proc', grace=5.0, kill=os.kill):
+    """SIGTERM each (pid, start, command), SIGKILL what is still there after grace seconds; a pid whose
+    start time changed is another process by now and is left alone. [{'pid', 'command', 'signal'}]."""
+    stopped = {}
+    pending = list(processes)
+    for signame, wait in (('SIGTERM', grace), ('SIGKILL', 5.0)):
+        sent = []
+        for pid, start, command in pending:
+            if process_start(pid, proc) != start:
+                continue
+            try:
+                kill(pid, getattr(signal, signame))
+            except OSError:
+                continue
+            sent.append((pid, start))
+            stopped[pid] = {'pid': pid, 'command': command, 'signal': signame}
+        deadline = time.time() + wait
+        while sent and time.time() < deadline:
+            time.sleep(0.1)
+            sent = [(pid, start) for pid, start in sent if process_start(pid, proc) == start]
+        pending = [p for p in pending if (p[0], p[1]) in sent]
+        if not pending:
+            break
+    return [stopped[pid] for pid in sorted(stopped)]
+
+
 def release(path, run_id, inventory_host):
     """(released, holder): the lock is removed only when it is this run's for this inventory host."""
     holder, _problem = read_lock(path)
@@ -293,26 +350,3 @@ def release(path, run_id, inventory_host):
         os.unlink(path)
         return True, holder
     return False, holder
-
-
-def make_dirs(path, mode=0o755):
-    """Create path and its missing parents with an explicit mode (not the umask's); the ones created."""
-    missing = []
-    current = path
-    while not os.path.isdir(current):
-        missing.append(current)
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    created = []
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory)
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                raise
-            continue
-        os.chmod(directory, mode)
-        created.append(directory)
-    return created

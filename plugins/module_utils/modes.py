@@ -13,7 +13,10 @@ with an explicit mode.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import errno
 import os
+import stat
+import tempfile
 
 # group and others never get write permission.
 NEVER = 0o022
@@ -27,18 +30,52 @@ def restrict_umask():
 
 
 def make_dirs(path, mode=0o755):
-    """Create path and its missing parents, each with exactly ``mode``; returns the directories created."""
+    """Create path and its missing parents, each with exactly ``mode``; returns the directories created.
+    A directory that appears meanwhile (another run making the same parents) is not an error."""
     missing = []
-    current = path
-    while current and not os.path.isdir(current):
-        missing.append(current)
-        parent = os.path.dirname(current)
-        if parent == current:
+    current_dir = path
+    while current_dir and not os.path.isdir(current_dir):
+        missing.append(current_dir)
+        parent = os.path.dirname(current_dir)
+        if parent == current_dir:
             break
-        current = parent
+        current_dir = parent
     created = []
     for directory in reversed(missing):
-        os.mkdir(directory, mode)
+        try:
+            os.mkdir(directory, mode)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST:
+                raise
+            continue
         os.chmod(directory, mode)
         created.append(directory)
     return created
+
+
+def current(path):
+    """(content bytes, mode) of the file at path, or (None, None) when it cannot be read."""
+    try:
+        with open(path, 'rb') as handle:
+            data = handle.read()
+        return data, stat.S_IMODE(os.stat(path).st_mode)
+    except (IOError, OSError):
+        return None, None
+
+
+def write_atomic(path, data, mode, dir_mode=0o755):
+    """Write data to path with one rename (a reader sees the old file or the new one, never a part), the file
+    with exactly ``mode``, missing parents with ``dir_mode``. Raises IOError/OSError; leaves no temporary file."""
+    parent = os.path.dirname(path)
+    tmp = None
+    try:
+        make_dirs(parent, dir_mode)
+        fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=parent)
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+    except BaseException:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

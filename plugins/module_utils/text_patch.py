@@ -21,10 +21,10 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 
 from collections.abc import Mapping
 
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import write_atomic
 from ansible_collections.primus.trainenv.plugins.module_utils.stage_state import StageError, canonical_json
 
 # --- ck_jit_compile.sh (upstream-facts 2.4.1, 12.3) ----------------------------------------------
@@ -244,17 +244,7 @@ def read_text(path):
 
 def write_text_atomic(path, text, mode):
     """Write text to path through a temporary file beside it, with the given mode, then rename."""
-    directory = os.path.dirname(path) or '.'
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(text.encode('utf-8', 'surrogateescape'))
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text.encode('utf-8', 'surrogateescape'), mode)
 
 
 def diff_text(text):

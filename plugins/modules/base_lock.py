@@ -19,7 +19,8 @@ description:
   - O(state=acquired) creates O(path) (and missing parents, mode 0755) and takes the lock. When another run holds it,
     the task fails with who holds it (user, node, controller, pid, since when) and how to clear it. A lock left by a
     run whose C(ansible-playbook) process is gone - on this same controller host, or from before the controller
-    rebooted - is taken over, with a warning that names it. A lock held from another controller host is never
+    rebooted - is taken over, with a warning that names it; the processes that dead run left running on the node
+    (an async build goes on after its controller is gone) are stopped first and named in the warning. A lock held from another controller host is never
     taken over (its process cannot be checked from here); the message says how to remove it.
   - O(state=released) removes the lock only when it is this run's own.
   - Taking and releasing the lock are not reported as changes (a run leaves no lock behind, so a converged run stays
@@ -79,6 +80,12 @@ lock:
   returned: always
   type: str
   sample: /home/trainer/envs/primus-env/.primus.lock
+run_id:
+  description: This run's id (the same on every host of one run); the playbook passes it to every later task as
+    C(PRIMUS_TRAINENV_RUN).
+  returned: always
+  type: str
+  sample: 1a2b3c4d5e6f
 acquired:
   description: Whether this run holds the lock now (O(state=acquired)).
   returned: always
@@ -97,6 +104,15 @@ taken_over:
   description: The record of the stale lock this run replaced.
   returned: when a stale lock was taken over
   type: dict
+stopped:
+  description:
+    - The processes of the run whose stale lock was taken over that were still running on the node (found by the
+      C(PRIMUS_TRAINENV_RUN) variable every task of a locked run passes on), each stopped with C(SIGTERM), or
+      C(SIGKILL) when still there 5 seconds later.
+  returned: when a stale lock was taken over
+  type: list
+  elements: dict
+  sample: [{"pid": 31337, "command": "/home/trainer/envs/primus-env/venv/bin/python -m pip wheel ...", "signal": "SIGTERM"}]
 created:
   description: Directories created for O(path).
   returned: always
@@ -110,6 +126,7 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import base_lock
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs
 
 
 def node_user():
@@ -167,11 +184,15 @@ def main():
         module.exit_json(changed=not os.path.isdir(base), acquired=ours, holder=holder or record, lock=path, released=False,
                          created=[])
     try:
-        result['created'] = base_lock.make_dirs(base)
+        result['created'] = make_dirs(base)
         if module.params['takeover']:
             acquired, holder, replaced = base_lock.take_over(path, module.params['takeover'], record)
             if replaced is not None:
                 result['taken_over'] = replaced
+                # The dead run may have left processes running here (an async build goes on without its
+                # controller): stop them before this run touches what they work on.
+                if acquired:
+                    result['stopped'] = base_lock.stop_processes(base_lock.run_processes(replaced.get('run_id')))
         else:
             acquired, holder = base_lock.acquire(path, record)
     except (IOError, OSError) as exc:

@@ -108,11 +108,11 @@ import json
 import os
 import re
 import socket
-import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import write_atomic
 
 # The distribution name at the start of a requirement (PEP 508), normalised as PEP 503 does.
 NAME = re.compile(r'^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)')
@@ -147,23 +147,6 @@ def installed_versions(module, venv, names):
         return json.loads(out)
     except ValueError:
         module.fail_json(msg='the venv python printed no JSON: %s' % out[-2000:], cmd=cmd, rc=rc)
-
-
-def write_atomically(path, text):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-        os.chmod(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except (IOError, OSError):
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main():
@@ -229,7 +212,7 @@ def main():
     text = json.dumps(stamp, indent=2, sort_keys=True) + '\n'
     if not module.check_mode:
         try:
-            write_atomically(path, text)
+            write_atomic(path, text.encode('utf-8'), 0o644)
         except (IOError, OSError) as exc:
             module.fail_json(msg='cannot write the stamp %s: %s' % (path, exc), path=path)
     diff = dict(before_header=path, after_header=path, after=text,

@@ -78,22 +78,10 @@ unchanged:
 """
 
 import os
-import stat
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_text
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
-
-
-def current(path):
-    """(content bytes or None, mode or None) of path."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        return data, stat.S_IMODE(os.stat(path).st_mode)
-    except (IOError, OSError):
-        return None, None
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import current, restrict_umask, write_atomic
 
 
 def octal_mode(module, text, what):
@@ -108,18 +96,9 @@ def octal_mode(module, text, what):
 
 
 def write(module, path, data, mode, dir_mode):
-    parent = os.path.dirname(path)
-    tmp = None
     try:
-        make_dirs(parent, dir_mode)
-        fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
+        write_atomic(path, data, mode, dir_mode)
     except (IOError, OSError) as exc:
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)
         module.fail_json(msg="cannot write %s: %s" % (path, exc), path=path)
 
 

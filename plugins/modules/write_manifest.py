@@ -107,25 +107,15 @@ written:
 
 import hashlib
 import os
-import stat
-import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible_collections.primus.trainenv.plugins.module_utils import manifest as mf
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import current, restrict_umask, write_atomic
 
 FILE_MODE = 0o644
 DIR_MODE = 0o755
-
-
-def current(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read(), stat.S_IMODE(os.stat(path).st_mode)
-    except (IOError, OSError):
-        return None, None
 
 
 def sha256_of(path):
@@ -137,18 +127,9 @@ def sha256_of(path):
 
 
 def write(module, path, data):
-    directory = os.path.dirname(path)
-    tmp = None
     try:
-        make_dirs(directory, DIR_MODE)
-        fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(data)
-        os.chmod(tmp, FILE_MODE)
-        os.rename(tmp, path)
+        write_atomic(path, data, FILE_MODE, DIR_MODE)
     except (IOError, OSError) as exc:
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)
         module.fail_json(msg='cannot write %s: %s' % (path, exc), path=path)
 
 

@@ -4,6 +4,7 @@ unprivileged target user against the simulated world (see harness.py for how the
 Kept lean: `--tags venv` on small bases; several cases share one base in order."""
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from harness import REPO, record_timing, tree_state
+from harness import installed as venv_installed
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 from ansible_collections.primus.trainenv.plugins.module_utils import base_lock  # noqa: E402
@@ -293,6 +295,51 @@ def test_kill_9_while_the_venv_is_created_then_a_rerun_converges(playbook, targe
     with open(os.path.join(base, "state", "venv.json")) as handle:
         assert json.load(handle)["outputs"]["distributions"]["pip"] == "26.3"
     assert not os.path.exists(os.path.join(base, LOCK))
+
+
+def test_kill_9_during_a_source_build_the_rerun_stops_the_orphaned_build_then_converges(playbook, target):
+    """ansible-playbook killed (kill -9, or Ctrl-C) while a source build runs: the build is an async task, which
+    goes on without its controller on the node. The re-run takes the dead run's lock over, stops that build
+    (found by the run id every task passes on), then builds the stage itself."""
+    base = target.base("killed-build")
+    build = os.path.join(target.home, "killed-build-src")
+    hold, holding = (os.path.join(build, ".world-%s-causal_conv1d" % what) for what in ("hold", "holding"))
+    as_target(target, "rm -rf '%s' && mkdir -m 700 '%s' && touch '%s'" % (build, build, hold))
+    stages, extra = "venv,torch,causal_conv1d", {"primus_build_dir": build}
+    uid = pwd.getpwnam(target.user).pw_uid
+    first = playbook(stages, base, extra=extra, background=True)
+    try:
+        wait_for("the causal_conv1d build to start",
+                 lambda: os.path.exists(holding) or first.proc.poll() is not None, timeout=600, interval=0.5)
+        assert first.proc.poll() is None, "the run ended before its build: %r" % first.finish()
+        with open(os.path.join(base, LOCK)) as handle:
+            run_id = json.load(handle)["run_id"]
+        orphans = wait_for("the build's processes", lambda: base_lock.run_processes(run_id, uid=uid))
+        os.killpg(first.proc.pid, signal.SIGKILL)   # the controller only, as a user's kill or Ctrl-C does
+    finally:
+        killed = first.finish()
+    assert killed.rc == -signal.SIGKILL
+    with open(holding) as handle:
+        builder = int(handle.read())
+    assert builder in [pid for pid, _start, _cmd in orphans], "the build carries its run's id"
+    time.sleep(2)
+    assert base_lock.process_start(builder), "the build goes on after its controller was killed"
+
+    rerun = playbook(stages, base, extra=extra)
+    assert rerun.rc == 0, rerun
+    record_timing("causal_conv1d after kill -9 during its build (re-run)", rerun.seconds)
+    lock = rerun.task("Lock PRIMUS_BASE")["result"]
+    assert lock["taken_over"]["run_id"] == run_id
+    assert builder in [p["pid"] for p in lock["stopped"]], lock["stopped"]
+    assert "stopped the %d process(es) that run had left running on the node" % len(lock["stopped"]) in rerun.output
+    assert base_lock.run_processes(run_id, uid=uid) == [], "nothing of the killed run is left"
+    assert not base_lock.process_start(builder)
+    assert rerun.task("Build the wheel - causal_conv1d")["status"] == "ok"
+    with open(os.path.join(base, "state", "causal_conv1d.json")) as handle:
+        assert json.load(handle)["outputs"]["commit"]
+    assert "causal-conv1d" in venv_installed(target, base)
+    assert not os.path.exists(os.path.join(base, LOCK))
+    subprocess.run(["rm", "-rf", build], check=False)
 
 
 def test_a_directory_that_is_not_a_venv_is_refused_and_nothing_installed(playbook, target, python312):

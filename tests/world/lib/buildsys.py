@@ -6,6 +6,8 @@ A stand-in's setup.py is this template plus a WORLD dict of its parameters. It:
   --no-build-isolation, as upstream does);
 - records the environment the build saw into <first package>/world_build.json, which is
   installed with the package, so tests can assert on GPU_ARCHS, MAX_JOBS, NVTE_*...;
+- waits while a test holds it (hold(): a file next to its source tree), so a run can be interrupted
+  mid-build;
 - compiles a tiny real C++ extension: with $ROCM_PATH/bin/hipcc (the pip SDK) and one
   --offload-arch per arch when ROCM_PATH is set, else with the host compiler.
 Setuptools only, no cmake.
@@ -22,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from setuptools import Extension, setup
 
@@ -31,6 +34,24 @@ ENV_KEYS = ("GPU_ARCHS", "PYTORCH_ROCM_ARCH", "HIP_ARCHITECTURES", "HCC_AMDGPU_T
             "ROCM_AMDGPU_TARGETS", "MAX_JOBS", "ROCSHMEM_HOME", "CAUSAL_CONV1D_FORCE_BUILD",
             "MAMBA_FORCE_BUILD", "PREBUILD_KERNELS", "ROCM_PATH", "ROCM_HOME")
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def hold():
+    """Test hook: the first build of this tree waits while ../.world-hold-<tree> exists, its pid in
+    ../.world-holding-<tree>, so a test can interrupt a run in the middle of a build."""
+    parent, tree = os.path.split(HERE)
+    hold_file = os.path.join(parent, ".world-hold-" + tree)
+    holding = os.path.join(parent, ".world-holding-" + tree)
+    if not os.path.exists(hold_file) or os.path.exists(holding):
+        return
+    with open(holding, "w") as handle:
+        handle.write("%%d\\n" %% os.getpid())
+    deadline = time.time() + 900
+    while os.path.exists(hold_file) and time.time() < deadline:
+        time.sleep(0.2)
+
+
+hold()
 
 
 def git_head():

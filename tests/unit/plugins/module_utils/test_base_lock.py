@@ -15,6 +15,7 @@ import time
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils import base_lock
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs
 
 
 def owner(run_id='run1', inventory_host='node1', **extra):
@@ -128,12 +129,12 @@ def test_read_lock_of_garbage(tmp_path):
 def test_make_dirs_uses_the_mode_not_the_umask(tmp_path):
     old = os.umask(0)
     try:
-        created = base_lock.make_dirs(str(tmp_path / 'a' / 'b' / 'base'))
+        created = make_dirs(str(tmp_path / 'a' / 'b' / 'base'))
     finally:
         os.umask(old)
     assert created == [str(tmp_path / 'a'), str(tmp_path / 'a' / 'b'), str(tmp_path / 'a' / 'b' / 'base')]
     assert all(stat.S_IMODE(os.stat(d).st_mode) == 0o755 for d in created)
-    assert base_lock.make_dirs(str(tmp_path / 'a')) == []
+    assert make_dirs(str(tmp_path / 'a')) == []
 
 
 # --- the controller side --------------------------------------------------------------------
@@ -229,3 +230,74 @@ def test_messages_name_the_holder_and_the_fix():
     assert 'already being built in this same run for inventory host node1' in shared and '--limit node1' in shared
     garbage = base_lock.refusal('/b', 'unreadable', {'raw': 'x', 'problem': 'it is not JSON'}, {}, now)
     assert "(it is not JSON). If no run is using this base, remove it: rm '/b/.primus.lock'" in garbage
+
+
+# --- what a dead run left running on the node -------------------------------------------------
+
+def spawn(run_id, script='sleep 60'):
+    """A process tree (bash, its child) of a run: RUN_ENV=run_id in its environment."""
+    env = dict(os.environ, **{base_lock.RUN_ENV: run_id})
+    proc = subprocess.Popen(['bash', '-c', script], env=env)
+    return proc
+
+
+def gone(proc, timeout=10):
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def test_run_processes_finds_a_run_s_processes_and_their_children_only():
+    mine = spawn('deadrun00001', 'sleep 60 & wait')
+    other = spawn('liverun00002')
+    try:
+        deadline = time.time() + 10
+        found = []
+        while time.time() < deadline and len(found) < 2:
+            found = base_lock.run_processes('deadrun00001')
+            time.sleep(0.05)
+        pids = [pid for pid, _start, _command in found]
+        assert mine.pid in pids and len(pids) == 2, found   # bash and its sleep child
+        assert other.pid not in pids
+        assert all(start == base_lock.process_start(pid) for pid, start, _command in found)
+        assert any(command == 'sleep 60' for _pid, _start, command in found)
+        assert base_lock.run_processes('') == [], 'no run id, no processes (an unlocked run passes an empty one)'
+        assert base_lock.run_processes('deadrun0000') == [], 'the whole id, not a prefix'
+        assert base_lock.run_processes('deadrun00001', uid=os.geteuid() + 1) == []
+    finally:
+        for proc in (mine, other):
+            proc.kill()
+            proc.wait()
+
+
+def test_stop_processes_terminates_then_kills_what_ignores_sigterm():
+    polite = spawn('deadrun00003', 'exec sleep 60')
+    stubborn = spawn('deadrun00003', "trap '' TERM; echo ready; while :; do sleep 0.1; done")
+    try:
+        time.sleep(0.3)   # the trap is set
+        found = [p for p in base_lock.run_processes('deadrun00003') if p[0] in (polite.pid, stubborn.pid)]
+        assert len(found) == 2
+        started = time.time()
+        stopped = base_lock.stop_processes(found, grace=1.0)
+        assert time.time() - started < 8
+        assert {s['pid']: s['signal'] for s in stopped} == {polite.pid: 'SIGTERM', stubborn.pid: 'SIGKILL'}
+        assert gone(polite) and gone(stubborn)
+        assert polite.returncode == -15 and stubborn.returncode == -9
+    finally:
+        for proc in (polite, stubborn):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_stop_processes_leaves_a_reused_pid_alone():
+    proc = spawn('deadrun00004')
+    try:
+        sent = []
+        stopped = base_lock.stop_processes([(proc.pid, 'not-its-start', 'sleep 60')], kill=lambda *a: sent.append(a))
+        assert stopped == [] and sent == [] and proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()

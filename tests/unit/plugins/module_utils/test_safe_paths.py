@@ -11,7 +11,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.filter.path_check import FilterModule, path_check
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import current, make_dirs, restrict_umask, write_atomic
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import (
     check_command,
     check_dir,
@@ -144,6 +144,48 @@ def test_make_dirs_gives_every_level_its_mode_whatever_the_umask(tmp_path):
     assert created == [str(tmp_path / "a"), str(tmp_path / "a" / "b"), str(tmp_path / "a" / "b" / "c")]
     assert all(stat.S_IMODE(os.stat(p).st_mode) == 0o750 for p in created)
     assert make_dirs(str(tmp_path / "a"), 0o700) == []
+
+
+def test_make_dirs_accepts_a_directory_made_meanwhile(tmp_path, monkeypatch):
+    real_mkdir = os.mkdir
+
+    def racing_mkdir(path, mode=0o777):
+        real_mkdir(path, mode)          # another run made it first
+        real_mkdir(path, mode)
+
+    monkeypatch.setattr(os, "mkdir", racing_mkdir)
+    assert make_dirs(str(tmp_path / "x" / "y")) == []
+    assert os.path.isdir(str(tmp_path / "x" / "y"))
+
+
+def test_write_atomic_sets_the_mode_replaces_in_one_step_and_leaves_no_temporary_file(tmp_path):
+    path = str(tmp_path / "d" / "env.sh")
+    old = os.umask(0)
+    try:
+        write_atomic(path, b"old\n", 0o644, 0o750)
+        before = os.stat(path).st_ino
+        write_atomic(path, b"new\n", 0o600)
+    finally:
+        os.umask(old)
+    assert current(path) == (b"new\n", 0o600)
+    assert os.stat(path).st_ino != before, "a new file renamed over the old one"
+    assert stat.S_IMODE(os.stat(str(tmp_path / "d")).st_mode) == 0o750
+    assert os.listdir(str(tmp_path / "d")) == ["env.sh"]
+    assert current(str(tmp_path / "missing")) == (None, None)
+
+
+def test_write_atomic_on_failure_keeps_the_old_file_and_no_temporary_one(tmp_path, monkeypatch):
+    path = str(tmp_path / "manifest.json")
+    write_atomic(path, b"{}", 0o644)
+
+    def broken_rename(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "rename", broken_rename)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomic(path, b"{\"new\": 1}", 0o644)
+    assert current(path) == (b"{}", 0o644)
+    assert os.listdir(str(tmp_path)) == ["manifest.json"]
 
 
 def test_restrict_umask_keeps_stricter_bits():
