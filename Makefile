@@ -117,10 +117,14 @@ sanity: $(VENV)/.test
 	  rm -rf $(OUT)/sanity; if [ -d $$dest/tests/output/junit ]; then cp -r $$dest/tests/output/junit $(OUT)/sanity; fi; \
 	  rm -rf $$root; exit $$rc
 
+# The scenarios run in FUNCTIONAL_WORKERS processes (pytest-xdist), each test file whole in one worker
+# (its module-scoped base stays in one process); each worker has its own world and sshd.
+FUNCTIONAL_WORKERS ?= 2
 functional: $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	rm -f $(OUT)/timings.txt
-	$(PYTHON) -m pytest tests/functional -q -m functional --junitxml=$(OUT)/functional.xml
+	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile \
+	  --junitxml=$(OUT)/functional.xml
 
 # molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
 # tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).

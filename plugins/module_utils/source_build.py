@@ -115,8 +115,10 @@ def build_env(build, archs, node_env=None):
 def source_plan(name, source, commit, context):
     """The plan of one component (see the module docstring).
 
-    context: {python_tag, torch, glibc, archs (list), build_dir, cache_dir, workspace} and optionally
+    context: {python_tag, torch, glibc, archs (list), build_dir, cache_dir, workspace, base} and optionally
     env: {name: {VAR: value}}, this node's build variables per component (part of the key).
+    A transient tree is ``<build_dir>/<name>-<8 hex digits of the base's path>``: one user's runs on two
+    bases at once never build in one tree (the lock is per base); a kept one is in the base's workspace.
     """
     problems = check_source(name, source)
     if problems:
@@ -160,10 +162,23 @@ def source_plan(name, source, commit, context):
         'distribution': build.get('distribution', name) if build else '',
         'key': key,
         'key_id': key_id,
-        'src': '%s/%s' % (context['workspace'] if keep else context['build_dir'], source.get('dir') or name),
+        'src': source_tree(name, source, context),
         'wheel_dir': '%s/wheels/%s/%s' % (context['cache_dir'], name, key_id),
         'env': env,
     }
+
+
+def source_tree(name, source, context):
+    """Where a component is checked out: kept ones in the workspace, transient ones per base."""
+    directory = source.get('dir') or name
+    if source.get('keep'):
+        return '%s/%s' % (context['workspace'], directory)
+    return '%s/%s-%s' % (context['build_dir'], directory, tree_tag(context['base']))
+
+
+def tree_tag(base):
+    """The base's part of a transient source tree's name: 8 hex digits of its path."""
+    return hashlib.sha256(base.encode('utf-8')).hexdigest()[:8]
 
 
 def ls_remote_commit(output, ref):

@@ -11,6 +11,8 @@ The other node is the world's Debian trixie root (glibc 2.41, TE wheel mode): `t
 `trixie_playbook` (root only) run the playbook inside it as `primus-ci` through the test-only
 connection plugin connection_plugins/primus_chroot.py.
 """
+import contextlib
+import fcntl
 import glob
 import json
 import os
@@ -57,6 +59,18 @@ def record_timing(what, seconds):
             handle.write("%-60s %7.1f s\n" % (what, seconds))
 
 
+@contextlib.contextmanager
+def machine_lock(name):
+    """One test process at a time for a machine-wide piece of setup (the test user, the interpreter copies,
+    downloads cached in the clone, the trixie root): pytest-xdist's workers start their sessions together."""
+    with open("/tmp/primus-test-%d-%s.lock" % (os.getuid(), name), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -80,7 +94,8 @@ def world(tmp_path_factory):
         root = given
     else:
         root = str(tmp_path_factory.mktemp("world"))
-        world_build.main(["--dest", root, "--port", str(free_port())])
+        with machine_lock("world-build"):   # its downloads are cached in the clone
+            world_build.main(["--dest", root, "--port", str(free_port())])
     with open(os.path.join(root, "world.json")) as handle:
         info = json.load(handle)
     running = world_serve.main(["status", "--root", root]) == 0
@@ -193,24 +208,28 @@ def bare_python(src_python, name, remove=("ensurepip", "venv")):
 
 @pytest.fixture(scope="session")
 def python312():
-    return shared_python(PY312, "python3.12")
+    with machine_lock("interpreters"):
+        return shared_python(PY312, "python3.12")
 
 
 @pytest.fixture(scope="session")
 def python310_bare(python310):
     """Python 3.10 without ensurepip, venv and pip."""
-    return bare_python(python310, "python3.10-bare")
+    with machine_lock("interpreters"):
+        return bare_python(python310, "python3.10-bare")
 
 
 @pytest.fixture(scope="session")
 def python310_no_ensurepip(python310):
     """Python 3.10 as Ubuntu 22.04 ships it without python3.10-venv: venv works, ensurepip and pip are absent."""
-    return bare_python(python310, "python3.10-no-ensurepip", remove=("ensurepip",))
+    with machine_lock("interpreters"):
+        return bare_python(python310, "python3.10-no-ensurepip", remove=("ensurepip",))
 
 
 @pytest.fixture(scope="session")
 def python310():
-    return shared_python(PY310, "python3.10")
+    with machine_lock("interpreters"):
+        return shared_python(PY310, "python3.10")
 
 
 # --------------------------------------------------------------------------- the target node
@@ -242,13 +261,14 @@ class Target:
 
 
 def ensure_user(name):
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
-        entry = pwd.getpwnam(name)
-    # No password, but not locked ("!"): sshd without PAM refuses locked accounts even with a key.
-    subprocess.run(["usermod", "-p", "*", name], check=True)
+    with machine_lock("user"):
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name], check=True)
+            entry = pwd.getpwnam(name)
+        # No password, but not locked ("!"): sshd without PAM refuses locked accounts even with a key.
+        subprocess.run(["usermod", "-p", "*", name], check=True)
     return entry
 
 
@@ -540,13 +560,14 @@ def trixie_target():
     """The trixie root (built once and cached, see tests/world/README.md) as a node of TEST_USER."""
     if os.getuid() != 0:
         pytest.skip("the trixie root is entered with chroot, which needs root; run the tests as root")
-    root = world_trixie.build(log=lambda line: sys.stderr.write("trixie: %s\n" % line))
     entry = ensure_user(TEST_USER)
-    trixie_user(root, entry)
-    # The recorded GPU hosts (rocminfo stand-ins, KFD trees) as the node sees them.
-    hosts_dir = "/opt/primus-test-hosts"
-    shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), os.path.join(root, hosts_dir.lstrip("/")),
-                    symlinks=True, dirs_exist_ok=True)
+    with machine_lock("trixie"):
+        root = world_trixie.build(log=lambda line: sys.stderr.write("trixie: %s\n" % line))
+        trixie_user(root, entry)
+        # The recorded GPU hosts (rocminfo stand-ins, KFD trees) as the node sees them.
+        hosts_dir = "/opt/primus-test-hosts"
+        shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), os.path.join(root, hosts_dir.lstrip("/")),
+                        symlinks=True, dirs_exist_ok=True)
     return TrixieTarget(root, entry, hosts_dir)
 
 

@@ -18,7 +18,7 @@ from harness import REPO, record_timing, tree_state
 from harness import installed as venv_installed
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
-from ansible_collections.primus.trainenv.plugins.module_utils import base_lock  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, source_build  # noqa: E402
 
 pytestmark = pytest.mark.functional
 
@@ -303,9 +303,11 @@ def test_kill_9_during_a_source_build_the_rerun_stops_the_orphaned_build_then_co
     (found by the run id every task passes on), then builds the stage itself."""
     base = target.base("killed-build")
     build = os.path.join(target.home, "killed-build-src")
-    hold, holding = (os.path.join(build, ".world-%s-causal_conv1d" % what) for what in ("hold", "holding"))
+    tree = "causal_conv1d-" + source_build.tree_tag(base)   # the run's source tree in the build directory
+    hold, holding = (os.path.join(build, ".world-%s-%s" % (what, tree)) for what in ("hold", "holding"))
     as_target(target, "rm -rf '%s' && mkdir -m 700 '%s' && touch '%s'" % (build, build, hold))
-    stages, extra = "venv,torch,causal_conv1d", {"primus_build_dir": build}
+    # Its own build and cache directories: an earlier session's cached wheel would make the build a cache hit.
+    stages, extra = "venv,torch,causal_conv1d", {"primus_build_dir": build, "primus_cache_dir": build + "-cache"}
     uid = pwd.getpwnam(target.user).pw_uid
     first = playbook(stages, base, extra=extra, background=True)
     try:
@@ -339,7 +341,7 @@ def test_kill_9_during_a_source_build_the_rerun_stops_the_orphaned_build_then_co
         assert json.load(handle)["outputs"]["commit"]
     assert "causal-conv1d" in venv_installed(target, base)
     assert not os.path.exists(os.path.join(base, LOCK))
-    subprocess.run(["rm", "-rf", build], check=False)
+    subprocess.run(["rm", "-rf", build, build + "-cache"], check=False)
 
 
 def test_a_directory_that_is_not_a_venv_is_refused_and_nothing_installed(playbook, target, python312):

@@ -10,7 +10,8 @@ from ansible_collections.primus.trainenv.plugins.module_utils import source_buil
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 COMMIT = "a" * 40
 CONTEXT = {"python_tag": "cp312", "torch": "2.12.0+rocm7.15.0a20260720", "glibc": "2.36", "archs": ["gfx950", "gfx942"],
-           "build_dir": "/tmp/primus-build-me", "cache_dir": "/tmp/primus-cache-me", "workspace": "/home/me/env/workspace"}
+           "build_dir": "/tmp/primus-build-me", "cache_dir": "/tmp/primus-cache-me", "workspace": "/home/me/env/workspace",
+           "base": "/home/me/env"}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,8 @@ def test_aiter_is_kept_and_builds_with_prebuild_kernels_and_the_arch_list(source
 def test_turbo_no_deps_and_the_nodes_rocshmem_home_are_part_of_the_key(sources):
     placeholder = plan(sources, "turbo", env={"turbo": {"ROCSHMEM_HOME": "/b/.rocshmem-not-installed"}})
     real = plan(sources, "turbo", env={"turbo": {"ROCSHMEM_HOME": "/opt/rocshmem"}})
-    assert placeholder["src"] == "/tmp/primus-build-me/turbo" and not placeholder["keep"]
+    assert placeholder["src"] == "/tmp/primus-build-me/turbo-%s" % source_build.tree_tag("/home/me/env")
+    assert not placeholder["keep"]
     assert placeholder["key"]["no_deps"] is True
     assert placeholder["env"] == {"GPU_ARCHS": "gfx942;gfx950", "ROCSHMEM_HOME": "/b/.rocshmem-not-installed"}
     assert real["env"]["ROCSHMEM_HOME"] == "/opt/rocshmem"
@@ -65,3 +67,13 @@ def test_bad_fields_are_named(sources):
     assert "sources.turbo.build.no_deps must be true or false, got 'yes'" in problems
     with pytest.raises(source_build.SourceError, match="not a variable name"):
         plan(sources, "turbo", env={"turbo": {"rocshmem home": "/x"}})
+
+
+def test_a_transient_tree_is_per_base_and_a_kept_one_in_the_base_s_workspace(sources):
+    """One user building two bases at once: two trees; the key (and the cached wheel) stays the same."""
+    one, other = plan(sources, "flash_attn"), plan(sources, "flash_attn", base="/home/me/env2")
+    assert one["src"] != other["src"] and one["key_id"] == other["key_id"]
+    assert os.path.dirname(one["src"]) == "/tmp/primus-build-me"
+    assert os.path.basename(one["src"]) == "flash_attn-" + source_build.tree_tag("/home/me/env")
+    assert source_build.tree_tag("/home/me/env") != source_build.tree_tag("/home/me/env2")
+    assert len(source_build.tree_tag("/x")) == 8
