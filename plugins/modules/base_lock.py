@@ -20,8 +20,9 @@ description:
     the task fails with who holds it (user, node, controller, pid, since when) and how to clear it. A lock left by a
     run whose C(ansible-playbook) process is gone - on this same controller host, or from before the controller
     rebooted - is taken over, with a warning that names it; the processes that dead run left running on the node
-    (an async build goes on after its controller is gone) are stopped first and named in the warning. A lock held from another controller host is never
-    taken over (its process cannot be checked from here); the message says how to remove it.
+    (an async build goes on after its controller is gone) are stopped first and named in the warning. A lock
+    held from another controller host is never taken over (its process cannot be checked from here); the
+    message says how to remove it.
   - O(state=released) removes the lock only when it is this run's own.
   - Taking and releasing the lock are not reported as changes (a run leaves no lock behind, so a converged run stays
     at C(changed=0)); creating the base directory is.

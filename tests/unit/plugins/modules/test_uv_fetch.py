@@ -18,10 +18,7 @@ import pytest
 
 from module_runner import run_module
 
-try:
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-except ImportError:  # pragma: no cover
-    pytest.skip('needs Python 3.7+', allow_module_level=True)
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 V = '0.13.9'
 GOOD = 'uv-%s-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl' % V
