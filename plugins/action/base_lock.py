@@ -27,7 +27,7 @@ display = Display()
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('path', 'state'))
+    _VALID_ARGS = frozenset(('path', 'state', 'holder'))
 
     def _lock_module(self, task_vars, **args):
         return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
@@ -38,7 +38,8 @@ class ActionModule(ActionBase):
         del tmp
         _validated, args = self.validate_argument_spec(argument_spec=dict(
             path=dict(type='str', required=True),
-            state=dict(type='str', choices=['acquired', 'released'], default='acquired'),
+            state=dict(type='str', choices=['acquired', 'released', 'checked'], default='acquired'),
+            holder=dict(type='dict'),
         ))
         base = args['path']
         try:
@@ -49,6 +50,8 @@ class ActionModule(ActionBase):
         here = base_lock.controller_identity(os.getppid(), socket.gethostname(), user)
         here['inventory_host'] = task_vars.get('inventory_hostname', '')
 
+        if args['state'] == 'checked':
+            return self._check(result, base, args['holder'], here, task_vars)
         first = self._lock_module(task_vars, path=base, state=args['state'], owner=here)
         result.update(first)
         # Every later task of this run passes it on as PRIMUS_TRAINENV_RUN (playbooks/primus.yml).
@@ -87,4 +90,27 @@ class ActionModule(ActionBase):
             display.warning('check mode: ' + message)
             return result
         result.update(failed=True, msg=message)
+        return result
+
+    def _check(self, result, base, holder, here, task_vars):
+        """state=checked: refuse as acquiring would, change nothing; a stale lock is left to state=acquired."""
+        result['run_id'] = here['run_id']
+        if holder is None:
+            seen = self._lock_module(task_vars, path=base, state='checked', owner=here)
+            if seen.get('failed'):
+                result.update(seen)
+                return result
+            holder = seen.get('holder') if not seen.get('acquired') else {}
+        holder = holder or {}
+        result.update(changed=False, lock=base_lock.lock_path(base), holder=holder, acquired=False, released=False)
+        if not holder:
+            result['msg'] = 'PRIMUS_BASE %s is not locked' % base
+            return result
+        verdict, detail = base_lock.judge(holder, here)
+        if verdict in ('ours', 'stale'):
+            result['msg'] = ('PRIMUS_BASE %s is locked by a run that no longer exists (%s: %s); this run will take it over.'
+                             % (base, base_lock.describe(holder), detail)) if verdict == 'stale' else (
+                'PRIMUS_BASE %s is locked by this run' % base)
+            return result
+        result.update(failed=True, msg=base_lock.refusal(base, verdict, holder, here))
         return result

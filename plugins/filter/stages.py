@@ -31,18 +31,6 @@ def stage_status(stamps, keys, requires, unavailable=None):
         raise AnsibleFilterError('stage_status: %s' % exc)
 
 
-def stage_prerequisites(stage, stages):
-    """{'missing': [...], 'message': str} for a stage, from the preflight_stages fact."""
-    try:
-        missing = stage_state.missing_prerequisites(stage, stages['requires'], stages['order'], stages['status'],
-                                                    stages['run'])
-        return {'missing': missing, 'message': stage_state.prerequisite_message(stage, missing, stages['status'])}
-    except KeyError as exc:
-        raise AnsibleFilterError('stage_prerequisites: the stages fact has no %s' % exc)
-    except stage_state.StageError as exc:
-        raise AnsibleFilterError('stage_prerequisites: %s' % exc)
-
-
 def stage_outputs_missing(stamps, own, installed):
     """{stage: reason} for stages whose own distribution recorded in their stamp is gone or changed."""
     try:
@@ -58,6 +46,5 @@ class FilterModule(object):
         return {
             'stage_key_id': stage_key_id,
             'stage_status': stage_status,
-            'stage_prerequisites': stage_prerequisites,
             'stage_outputs_missing': stage_outputs_missing,
         }

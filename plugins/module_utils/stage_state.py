@@ -259,6 +259,27 @@ def prerequisite_message(stage, missing, status):
             % (stage, _join(missing), tags, tags, stage, why, stage))
 
 
+def start(stage, stages, venv):
+    """What starting ``stage`` means in this run, from the preflight_stages fact and node_info's venv.
+
+    {'missing': [stages it needs that are neither done nor run before it], 'message': the refusal or '',
+     'debris': [what a killed pip left in the venv, to remove]}. The debris is removed by the first
+    stage of the run that runs pip, and only from a venv that is ours or adopted (never a foreign one).
+    """
+    for field in ('requires', 'order', 'status', 'run', 'pip'):
+        if field not in stages:
+            raise StageError('the stages fact has no %s' % field)
+    if not STAGE_NAME.match(str(stage)):
+        raise StageError('%r is not a stage name' % (stage,))
+    missing = missing_prerequisites(stage, stages['requires'], stages['order'], stages['status'], stages['run'])
+    first_pip = [name for name in stages['run'] if name in stages['pip']][:1]
+    venv = venv or {}
+    debris = []
+    if first_pip == [stage] and venv.get('kind') in ('ready', 'adoptable'):
+        debris = list(venv.get('debris') or [])
+    return {'missing': missing, 'message': prerequisite_message(stage, missing, stages['status']), 'debris': debris}
+
+
 def _normal(name):
     return re.sub(r'[-_.]+', '-', str(name)).lower()
 

@@ -24,6 +24,10 @@ description:
     held from another controller host is never taken over (its process cannot be checked from here); the
     message says how to remove it.
   - O(state=released) removes the lock only when it is this run's own.
+  - O(state=checked) changes nothing - it fails as O(state=acquired) would when another run holds the lock, and
+    passes when the base is free or its lock is stale (taking it over is left to O(state=acquired)). With O(holder)
+    (the lock record M(primus.trainenv.node_info) already read) it needs no round trip to the node, so a second run
+    on a locked base is refused within seconds of its start.
   - Taking and releasing the lock are not reported as changes (a run leaves no lock behind, so a converged run stays
     at C(changed=0)); creating the base directory is.
   - The task runs through the action plugin of the same name, which fills in O(owner) on the controller and decides
@@ -47,10 +51,15 @@ options:
     type: str
     required: true
   state:
-    description: Take (V(acquired)) or give back (V(released)) the lock.
+    description: Take (V(acquired)), give back (V(released)) or only check (V(checked)) the lock.
     type: str
-    choices: [acquired, released]
+    choices: [acquired, released, checked]
     default: acquired
+  holder:
+    description:
+      - With O(state=checked), the lock record as already read from the node (C(primus_node.lock) of
+        M(primus.trainenv.node_info)); empty means no lock. Without it the module reads the lock.
+    type: dict
   owner:
     description:
       - Who this run is - C(run_id), C(inventory_host) and the C(controller_*) fields. Set by the action plugin.
@@ -141,8 +150,9 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             path=dict(type='str', required=True),
-            state=dict(type='str', choices=['acquired', 'released'], default='acquired'),
+            state=dict(type='str', choices=['acquired', 'released', 'checked'], default='acquired'),
             owner=dict(type='dict', required=True),
+            holder=dict(type='dict'),
             takeover=dict(type='str', default=''),
         ),
         supports_check_mode=True,
@@ -176,14 +186,15 @@ def main():
     record = dict((k, owner.get(k)) for k in base_lock.OWNER_FIELDS)
     record.update(format=base_lock.FORMAT, node_host=socket.gethostname(), user=node_user(), since=base_lock.now_utc(),
                   base=base)
-    if module.check_mode:
+    if module.check_mode or module.params['state'] == 'checked':
         holder, problem = base_lock.read_lock(path)
         if problem and holder is not None:
             holder = dict(holder, problem=problem)
         ours = holder is None or (holder.get('run_id') == owner['run_id']
                                   and holder.get('inventory_host') == owner['inventory_host'])
-        module.exit_json(changed=not os.path.isdir(base), acquired=ours, holder=holder or record, lock=path, released=False,
-                         created=[])
+        # Check mode reports the base it would create; state=checked changes nothing in any mode.
+        module.exit_json(changed=module.params['state'] != 'checked' and not os.path.isdir(base), acquired=ours,
+                         holder=holder or record, lock=path, released=False, created=[])
     try:
         result['created'] = make_dirs(base)
         if module.params['takeover']:

@@ -228,6 +228,13 @@ venv:
   sample: {"path": "/home/trainer/envs/primus-env/venv", "kind": "ready", "problem": "", "marker": "complete",
            "pyvenv_cfg": true, "python": true, "pip": true, "debris": [],
            "distributions": {"torch": "2.12.0+rocm7.15.0a20260720"}}
+lock:
+  description:
+    - The record of the lock C(<path>/.primus.lock) of a run that holds the base now (see M(primus.trainenv.base_lock)),
+      empty when there is none; with C(problem) when the file is not a lock record. Read only.
+  returned: always
+  type: dict
+  sample: {"run_id": "1a2b3c4d5e6f", "user": "trainer", "controller_host": "login1", "controller_pid": 4242}
 stamps:
   description:
     - Each stage stamp of O(state_dir), by stage - the stamp's fields (C(format), C(stage), C(release), C(key),
@@ -246,7 +253,7 @@ import stat
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils import mountinfo, stage_state, venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, mountinfo, stage_state, venv_state
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import normalise, private_dir_problem, visible
 
 _VERSION_RE = re.compile(r'^(\d+)\.(\d+)$')
@@ -490,8 +497,11 @@ def main():
         problem = 'PRIMUS_BASE is not set' if not path else '%r is not an absolute path' % path
         module.exit_json(path=path, exists=False, is_dir=False, nearest_existing='', nearest_is_dir=False,
                          creatable=False, problem=problem, free_bytes=0, total_bytes=0,
-                         filesystem=filesystem_of(''), **node)
+                         filesystem=filesystem_of(''), lock={}, **node)
     path = normalise(path)
+    # The base's lock as it is now (read only): a run on a locked base is refused from this, before its other checks.
+    holder, lock_problem = base_lock.read_lock(base_lock.lock_path(path))
+    node['lock'] = dict(holder, problem=lock_problem) if lock_problem and holder is not None else (holder or {})
 
     exists = os.path.exists(path)
     nearest = path if exists else nearest_existing(path)

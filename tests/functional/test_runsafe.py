@@ -99,7 +99,7 @@ def test_a_stage_stops_at_once_naming_what_to_run_first_and_leaves_no_lock(playb
     run = playbook("flash_attn", base)
     assert run.rc != 0
     failed = failure(run)
-    assert failed["task"].endswith("Check the stages needed first - flash_attn")
+    assert failed["task"].endswith("Start stage flash_attn")
     assert failed["result"]["msg"].startswith(
         "[flash_attn] flash_attn needs venv and torch: run --tags venv,torch first, or --tags venv,torch,flash_attn. "
         "On this base: venv: there is no venv at %s/venv; torch: not done on this base." % base), failed
@@ -122,7 +122,7 @@ def test_a_pip_stage_without_its_prerequisites_names_the_tags(playbook, target, 
     run = playbook(stage, base)
     assert run.rc != 0
     failed = failure(run)
-    assert failed["task"].endswith("Check the stages needed first - %s" % stage)
+    assert failed["task"].endswith("Start stage %s" % stage)
     assert failed["result"]["msg"].startswith(
         "[%s] %s needs %s: run --tags %s first, or --tags %s,%s. On this base: venv: there is no venv at %s/venv"
         % (stage, stage, needs, tags, tags, stage, base)), failed
@@ -166,30 +166,25 @@ def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, t
         first_run = first.finish()
     assert second.rc != 0
     refused = failure(second)
-    assert refused["task"] == "Lock PRIMUS_BASE for this run"
+    # Refused from the lock record node_info read, before the other checks: the lock step never ran.
+    assert refused["task"].endswith("Stop - PRIMUS_BASE is in use by another run"), refused["task"]
     message = refused["result"]["msg"]
     here = socket.gethostname()
     assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
                               "ansible-playbook pid %d on controller %s" % (base, target.user, here, first.proc.pid, here))
     assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
-    # Refused at once, without waiting for the first run: the lock step itself is one round trip, and it is taken
-    # right after the input and node checks (no round trip of their own), before the facts and the plan. From the
-    # run's first task that is 3.4-4.9 s on this 2-core machine when idle (ansible-playbook's own start-up, about
-    # 4 s, comes before it); the bound below leaves room for a loaded CI machine. Both figures are recorded.
-    before_lock = second.results[second.results.index(refused) - 1]
-    assert refused["time"] - before_lock["time"] < 5, refused["time"] - before_lock["time"]
-    assert refused["time"] - second.results[0]["time"] < 15, refused["time"] - second.results[0]["time"]
+    # Refused at once, without waiting for the first run: ansible-playbook's start-up (about 2 s here), the settings
+    # and one round trip (node_info) come before it. From the command's launch that is 4.4-4.7 s on this 2-core
+    # machine when idle (localhost); the bound below leaves room for a loaded CI machine. The figures are recorded.
+    assert refused["time"] - started < 15, refused["time"] - started
     assert first_still_running, "the second run was refused while the first one was still building"
-    record_timing("second run on a locked base: refused after (from its start)", refused["time"] - started)
+    record_timing("second run on a locked base: refused after (from its launch)", refused["time"] - started)
     record_timing("second run on a locked base: refused after (from its first task)",
                   refused["time"] - second.results[0]["time"])
-    record_timing("second run on a locked base: the lock step", refused["time"] - before_lock["time"])
     assert second.stats["node1"]["changed"] == 0
-    # Nothing ran after the refusal but the release of a lock it does not hold.
-    after = second.results[second.results.index(refused) + 1:]
-    assert [(r["task"], r["status"]) for r in after] == [
-        ("Release the lock on PRIMUS_BASE", "skipped"),
-        ("Remove the directories the lock created if the run left them empty", "skipped")]
+    # Nothing ran after the refusal, and no lock was taken or released.
+    assert second.results[-1] is refused, [r["task"] for r in second.results[second.results.index(refused):]]
+    assert not [r for r in second.results if "Lock PRIMUS_BASE" in r["task"] or "Release the lock" in r["task"]]
     # The first run was not disturbed: it adopted the seed's venv and finished.
     assert first_run.rc == 0, first_run
     record_timing("venv: adopt a seed-built venv (unprivileged, SSH)", first_run.seconds)
@@ -214,8 +209,8 @@ def test_a_stale_lock_is_taken_over_and_pip_debris_removed(playbook, target, see
     output = " ".join(run.output.split())
     assert "was locked by a run that no longer exists (user %s on node %s" % (target.user, socket.gethostname()) in output
     assert "ansible-playbook pid %d is no longer running); this run took the lock over." % stale["controller_pid"] in output
-    removed = run.task("Remove pip's debris")["result"]
-    assert sorted(item["item"] for item in removed["results"] if item.get("changed")) == sorted(debris)
+    removed = run.task("Start stage venv")["result"]
+    assert removed["changed"] and sorted(removed["removed"]) == sorted(debris)
     assert not any(os.path.lexists(d) for d in debris)
     assert not os.path.exists(os.path.join(base, LOCK))
     assert run.stats["node1"]["changed"] == 1, run.changed_tasks()

@@ -21,6 +21,7 @@ with open(os.path.join(ROOT, 'roles', 'preflight', 'vars', 'main.yml')) as _hand
     PREFLIGHT = yaml.safe_load(_handle)
 REQUIRES = PREFLIGHT['preflight_stage_requires']
 ORDER = PREFLIGHT['preflight_stage_order']
+PIP = PREFLIGHT['preflight_pip_stages']
 
 VENV_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['pip==26.3', 'wheel==0.45.1']}
 TORCH_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['torch==2.12.0+rocm7.15.0a20260720'],
@@ -160,8 +161,8 @@ def test_a_stage_is_not_done_when_what_it_needs_is_not():
 
 def test_the_seed_example_message():
     status = stage_state.stage_status({'venv': stamp('venv', VENV_KEY)}, KEYS, REQUIRES)
-    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['te']}
-    check = stage_filters.stage_prerequisites('te', stages)
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['te'], 'pip': PIP}
+    check = stage_state.start('te', stages, {})
     assert check['missing'] == ['torch', 'flash_attn']
     assert check['message'].startswith(
         'te needs torch and flash_attn: run --tags torch,flash_attn first, or --tags torch,flash_attn,te. '
@@ -170,10 +171,11 @@ def test_the_seed_example_message():
 
 def test_stages_run_earlier_in_the_same_run_count():
     status = stage_state.stage_status({}, KEYS, REQUIRES)
-    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['venv', 'torch', 'flash_attn', 'te']}
-    assert stage_filters.stage_prerequisites('te', stages) == {'missing': [], 'message': ''}
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['venv', 'torch', 'flash_attn', 'te'],
+              'pip': PIP}
+    assert stage_state.start('te', stages, {}) == {'missing': [], 'message': '', 'debris': []}
     # A stage later in the run does not count for an earlier one.
-    assert stage_filters.stage_prerequisites('torch', dict(stages, run=['torch', 'venv']))['missing'] == ['venv']
+    assert stage_state.start('torch', dict(stages, run=['torch', 'venv']), {})['missing'] == ['venv']
 
 
 def test_every_requirement_of_the_seed_map():
@@ -195,8 +197,8 @@ def test_every_requirement_of_the_seed_map():
 def test_a_missing_stage_is_named_with_why():
     stamps = {'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', dict(TORCH_KEY, archs=['gfx950']))}
     status = stage_state.stage_status(stamps, KEYS, REQUIRES)
-    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['turbo']}
-    message = stage_filters.stage_prerequisites('turbo', stages)['message']
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': ['turbo'], 'pip': PIP}
+    message = stage_state.start('turbo', stages, {})['message']
     assert message.startswith('turbo needs torch and aiter: run --tags torch,aiter first, or --tags torch,aiter,turbo.')
     assert 'torch: done for other inputs (archs ["gfx950"] -> ["gfx942"])' in message
 
@@ -207,9 +209,34 @@ def test_cycles_and_bad_maps_are_errors():
     assert 'cycle: a -> b -> a' in str(err.value)
     with pytest.raises(AnsibleFilterError):
         stage_filters.stage_status({}, {}, {'a': 'b'})
-    with pytest.raises(AnsibleFilterError) as err:
-        stage_filters.stage_prerequisites('te', {'requires': REQUIRES})
+    with pytest.raises(stage_state.StageError) as err:
+        stage_state.start('te', {'requires': REQUIRES}, {})
     assert 'has no' in str(err.value)
+    with pytest.raises(stage_state.StageError) as err:
+        stage_state.start('../te', {'requires': REQUIRES, 'order': ORDER, 'status': {}, 'run': [], 'pip': PIP}, {})
+    assert 'not a stage name' in str(err.value)
+
+
+DEBRIS = ['/b/venv/lib/python3.12/site-packages/~orch', '/b/venv/lib/python3.12/site-packages/pip-26.dist-info/R1.tmp']
+
+
+@pytest.mark.parametrize('stage, run, kind, removes', [
+    # The first stage of the run that runs pip removes the debris, in a venv that is ours or adopted.
+    ('venv', ['venv', 'torch'], 'ready', True),
+    ('venv', ['venv', 'torch'], 'adoptable', True),
+    ('torch', ['torch', 'te'], 'ready', True),
+    # Not a later pip stage, nor a first stage that runs no pip, nor a venv that is not ours.
+    ('torch', ['venv', 'torch'], 'ready', False),
+    ('manifest', ['manifest'], 'ready', False),
+    ('venv', ['venv', 'torch'], 'foreign', False),
+    ('venv', ['venv', 'torch'], 'interrupted', False),
+    ('venv', ['venv', 'torch'], 'absent', False),
+])
+def test_pips_debris_is_removed_by_the_first_pip_stage_of_the_run_only(stage, run, kind, removes):
+    status = stage_state.stage_status({'venv': stamp('venv', VENV_KEY)}, KEYS, REQUIRES)
+    stages = {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': run, 'pip': PIP}
+    plan = stage_state.start(stage, stages, {'kind': kind, 'debris': DEBRIS})
+    assert plan['debris'] == (DEBRIS if removes else [])
 
 
 def test_the_plan_lists_verify_last_and_torchrec_only_when_asked():

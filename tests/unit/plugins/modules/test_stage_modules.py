@@ -179,6 +179,32 @@ def test_lock_module_check_mode_creates_nothing(tmpdir):
     assert result['acquired'] is True and result['changed'] is True and not os.path.exists(base)
 
 
+def test_lock_module_checked_reads_the_lock_and_changes_nothing(tmpdir):
+    base = str(tmpdir.join('base'))
+    free = run_module('base_lock', dict(path=base, owner=owner('r1'), state='checked'), tmpdir, check_mode=False)
+    assert free['acquired'] is True and free['changed'] is False and not os.path.exists(base)
+    run_module('base_lock', dict(path=base, owner=owner('r1')), tmpdir, check_mode=False)
+    with open(base_lock.lock_path(base)) as handle:
+        before = handle.read()
+    held = run_module('base_lock', dict(path=base, owner=owner('r2'), state='checked'), tmpdir, check_mode=False)
+    assert held['acquired'] is False and held['changed'] is False and held['holder']['run_id'] == 'r1'
+    with open(base_lock.lock_path(base)) as handle:
+        assert handle.read() == before
+    assert sorted(os.listdir(base)) == ['.primus.lock']
+
+
+def test_node_info_reads_the_base_s_lock(tmpdir):
+    base = str(tmpdir.join('base'))
+    assert run_module('node_info', dict(path=base), tmpdir)['lock'] == {}
+    assert run_module('node_info', dict(path='rel/base'), tmpdir)['lock'] == {}
+    taken = run_module('base_lock', dict(path=base, owner=owner('r1')), tmpdir, check_mode=False)
+    assert run_module('node_info', dict(path=base), tmpdir)['lock'] == taken['holder']
+    with open(base_lock.lock_path(base), 'w') as handle:
+        handle.write('not json')
+    garbage = run_module('node_info', dict(path=base), tmpdir)['lock']
+    assert garbage == {'raw': 'not json', 'problem': 'it is not JSON'}
+
+
 def test_lock_module_needs_its_action_plugin_owner(tmpdir):
     result = run_module('base_lock', dict(path=str(tmpdir), owner={}), tmpdir, check_mode=False)
     assert result['failed'] is True and 'through its action plugin' in result['msg']
