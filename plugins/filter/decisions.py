@@ -67,15 +67,6 @@ def arch_list(value, known=True):
         raise AnsibleFilterError(str(exc))
 
 
-def arch_problem(value, known=True):
-    """'' when an arch list is valid, else what is wrong with it (the error arch_list would raise)."""
-    try:
-        normalize_arch_list(value, KNOWN_ARCHS if known else None)
-    except ArchError as exc:
-        return str(exc)
-    return ''
-
-
 def pytorch_rocm_arch(value):
     """Arch list -> ``gfx942;gfx950`` (the PYTORCH_ROCM_ARCH form)."""
     return arch_forms(arch_list(value, known=False))[0]
@@ -219,7 +210,6 @@ class FilterModule(object):
         return {
             'gfx_from_target_version': gfx_from_target_version,
             'arch_list': arch_list,
-            'arch_problem': arch_problem,
             'pytorch_rocm_arch': pytorch_rocm_arch,
             'arch_csv': arch_csv,
             'te_mode': te_mode,

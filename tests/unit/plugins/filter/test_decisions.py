@@ -30,7 +30,7 @@ TEMPLATES = ['amd-torch-device-{arch}==2.12.0+rocm7.15.0a20260720', 'rocm-sdk-de
 
 def test_filter_names():
     assert sorted(FilterModule().filters()) == sorted([
-        'gfx_from_target_version', 'arch_list', 'arch_problem', 'pytorch_rocm_arch', 'arch_csv', 'te_mode',
+        'gfx_from_target_version', 'arch_list', 'pytorch_rocm_arch', 'arch_csv', 'te_mode',
         'ck_atomic_fp32', 'device_packages', 'max_jobs', 'run_stages'])
 
 
@@ -51,21 +51,6 @@ def test_arch_forms():
         arch_list('gfx942;gfx42z')
     assert "'gfx42z'" in str(err.value)
     assert arch_list('gfx999', known=False) == ['gfx999']
-
-
-@pytest.mark.parametrize('value, problem', [
-    ('gfx942;gfx950', ''), ('', ''), (['gfx950'], ''),
-    ('gfx942;gfx95x', "'gfx95x' is not a GPU arch: expected gfx followed by digits/hex letters"),
-    ('gfx942:xnack-', "'gfx942:xnack-' is not a GPU arch"),
-    ('gfx999', "'gfx999' is not a GPU arch LLVM knows"),
-])
-def test_arch_problem_says_what_arch_list_would_refuse(value, problem):
-    found = decisions.arch_problem(value)
-    assert found.startswith(problem) and bool(found) == bool(problem)
-    if problem:
-        with pytest.raises(AnsibleFilterError) as err:
-            arch_list(value)
-        assert str(err.value) == found
 
 
 # --- TE mode ----------------------------------------------------------------------------------

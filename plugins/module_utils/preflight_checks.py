@@ -1,0 +1,186 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Preflight's checks of the inputs and of what node_info found, before the lock: pure functions.
+
+``problems(facts)`` returns the message of every check that fails, in the order they are checked
+(the run shows the first: a later check can be a consequence of an earlier one). Each message says
+what is wrong and what to do. ``facts`` holds what the run has published by then: ``settings``
+(primus_settings), ``inputs`` (primus_inputs: each directory setting checked by safe_paths),
+``node`` (primus_node), ``pins`` (primus_pins) and ``paths`` (primus_paths).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import ArchError, KNOWN_ARCHS, normalize_arch_list
+
+TE_MODES = ('auto', 'wheel', 'source')
+JIT_CACHES = ('auto', 'node', 'base')
+DIR_LABELS = {'build': 'primus_build_dir (SRC_DIR)', 'cache': 'primus_cache_dir'}
+GIB = 1024 ** 3
+
+
+def _text(value):
+    return '' if value is None else str(value)
+
+
+def _base(settings):
+    base = settings.get('base')
+    if not isinstance(base, str) or not base.strip():
+        return ("PRIMUS_BASE is not set. Export it to a writable directory on a disk with tens of GB free, e.g. export "
+                "PRIMUS_BASE=\"$HOME/envs/primus-env\" (or pass -e primus_base=/abs/path, or set primus_base in the "
+                "inventory), and use the same value for building and for every later 'source env.sh'.")
+    if not os.path.isabs(base):
+        return ("PRIMUS_BASE must be an absolute path, got '%s'. Build stages work in subdirectories and the venv records "
+                "absolute paths, so a relative base breaks them%s. Fix: export PRIMUS_BASE=\"$HOME/%s\" or another "
+                "absolute path." % (base, ' (~ is not expanded here)' if base.startswith('~') else '',
+                                    re.sub(r'^~/?', '', base)))
+    return ''
+
+
+def _directories(inputs):
+    """Every directory setting with a problem; one under a bad PRIMUS_BASE (the default venv) is not its own."""
+    base = inputs.get('base') or {}
+    derived = ('^' + re.escape(_text(base.get('given'))) + '/') if base.get('problem') else None
+    bad = [item for item in inputs.values()
+           if item.get('problem') and not (derived and re.match(derived, _text(item.get('given'))))]
+    if not bad:
+        return ''
+    return ''.join('%s. Fix: %s. ' % (item['problem'], item['fix']) for item in bad) + 'Nothing was created or changed.'
+
+
+def _te_mode(settings, pins):
+    mode = settings.get('te_mode') or 'auto'
+    if mode in TE_MODES:
+        return ''
+    return ("PRIMUS_TE_MODE must be one of auto, wheel, source (got '%s'). Fix: unset it (auto picks the wheel on glibc "
+            ">= %s, else a source build), or set PRIMUS_TE_MODE / primus_te_mode to wheel or source."
+            % (_text(settings.get('te_mode')), pins['te']['min_glibc_for_wheel']))
+
+
+def _arch(settings):
+    override = settings.get('arch_override') or ''
+    try:
+        normalize_arch_list(override, KNOWN_ARCHS)
+    except ArchError as exc:
+        return ("GPU arch override '%s': %s. Fix primus_arch_override (or PYTORCH_ROCM_ARCH), for example gfx942;gfx950, "
+                "or leave it empty to detect the node's GPUs." % (_text(settings.get('arch_override')), exc))
+    return ''
+
+
+def _max_jobs(settings):
+    if re.match(r'^([1-9][0-9]*)?$', _text(settings.get('max_jobs') or '')):
+        return ''
+    return ("MAX_JOBS (primus_max_jobs) must be a positive integer, got '%s'. Fix: set it to a number such as 16, "
+            "or unset it to derive it from the node's CPUs and memory." % _text(settings.get('max_jobs')))
+
+
+def _jit_cache(settings):
+    if settings.get('jit_cache') in JIT_CACHES:
+        return ''
+    return ("primus_jit_cache must be one of auto, node, base (got '%s'). Fix: leave it unset (auto: node-local when "
+            "PRIMUS_BASE is on a network filesystem), or set node or base." % _text(settings.get('jit_cache')))
+
+
+def _min_free_gib(settings):
+    if min_free_gib_ok(settings):
+        return ''
+    return ("primus_min_free_gib must be a number of GiB, got '%s'. Fix: e.g. -e primus_min_free_gib=60."
+            % _text(settings.get('min_free_gib')))
+
+
+def min_free_gib_ok(settings):
+    return bool(re.match(r'^[0-9]+([.][0-9]+)?$', _text(settings.get('min_free_gib'))))
+
+
+def _usable(node):
+    if node.get('creatable'):
+        return ''
+    return ("PRIMUS_BASE %s cannot be used by user %s: %s. Fix: choose a PRIMUS_BASE under a directory you own (e.g. "
+            "\"$HOME/envs/primus-env\")%s. Nothing was created."
+            % (node.get('path'), node.get('user'), node.get('problem'),
+               (', or make %s writable for %s' % (node.get('nearest_existing'), node.get('user')))
+               if node.get('nearest_is_dir') else ''))
+
+
+def _private(node):
+    parts = []
+    for name, seen in (node.get('private_dirs') or {}).items():
+        if not seen.get('problem'):
+            continue
+        label = DIR_LABELS.get(name, name)
+        owner = seen.get('owner')
+        parts.append(
+            'The %s directory %s (%s) %s. It is never adopted: whoever can write it can change what gets %s. Fix: set '
+            '%s to a directory of your own on local disk, %s. '
+            % (name, seen.get('path'), label, seen['problem'],
+               'built and installed' if name == 'build' else 'installed from the pip/uv caches', label.split(' ')[0],
+               ('or ask %s (or an admin) to remove %s' % (owner, seen.get('path'))) if owner and owner != node.get('user')
+               else 'or fix it (chmod go-w, or replace the link by a directory) if it is yours'))
+    return (''.join(parts) + 'Nothing was created or changed.') if parts else ''
+
+
+def _space(settings, node):
+    if not min_free_gib_ok(settings):
+        return ''
+    need = float(settings['min_free_gib'])
+    free = node.get('free_bytes') or 0
+    if free >= need * GIB:
+        return ''
+    return ("PRIMUS_BASE %s is on a filesystem with %.1f GiB free (at %s), less than primus_min_free_gib=%s GiB. Fix: free "
+            "space there, pick a PRIMUS_BASE on a bigger disk, or lower the threshold (-e primus_min_free_gib=N) if you "
+            "know the build fits (an already built environment needs little more)."
+            % (node.get('path'), free / float(GIB), node.get('nearest_existing'), settings['min_free_gib']))
+
+
+def _python(settings, node, pins):
+    want = pins['python_version']
+    python = settings.get('python') or ''
+    seen = (node.get('interpreters') or {}).get(python) or {}
+    if python and seen.get('version') != want:
+        return ("PRIMUS_PYTHON=%s is not Python %s: it %s. Fix: point PRIMUS_PYTHON (primus_python) at a Python %s "
+                "interpreter, or unset it to use python%s on PATH or let uv provide one."
+                % (python, want, ('is Python ' + seen['version']) if seen.get('version') else seen.get('error'),
+                   want, want))
+    return ''
+
+
+def _venv(node, pins, paths):
+    want = pins['python_version']
+    venv = (node.get('interpreters') or {}).get(paths.get('venv_python')) or {}
+    if venv.get('exists') and venv.get('version') != want:
+        return ("existing venv at %s is Python %s, but %s requires %s. The pinned torch nightly ships a cp312 Linux wheel "
+                "only, so an older venv cannot be upgraded in place. Remove it, then run the same ansible-playbook "
+                "command again: rm -rf '%s'. Nothing was changed or deleted."
+                % (paths.get('venv'), venv['version'] if venv.get('version')
+                   else 'unknown (its python %s)' % venv.get('error'), pins['release'], want, paths.get('venv')))
+    return ''
+
+
+def _tools(settings, node):
+    found = list((node.get('commands') or {}).keys())
+    missing = [tool for tool in settings.get('build_tools') or [] if tool not in found]
+    compilers = settings.get('compilers') or []
+    if not any(c in found for c in compilers):
+        missing.append('a C++ compiler (%s)' % ', '.join(compilers))
+    if not missing:
+        return ''
+    return ("The source builds need git, make and a C++ compiler; not found on PATH: %s. Fix: install them (e.g. apt "
+            "install git make g++ or ask your admin) or put them on PATH for this user." % ', '.join(missing))
+
+
+def problems(facts):
+    """The message of every failing check, in order: the inputs first, then what node_info found."""
+    settings = facts['settings']
+    node = facts['node']
+    pins = facts['pins']
+    found = [_base(settings), _directories(facts['inputs']), _te_mode(settings, pins), _arch(settings),
+             _max_jobs(settings), _jit_cache(settings), _min_free_gib(settings),
+             _usable(node), _private(node), _space(settings, node), _python(settings, node, pins),
+             _venv(node, pins, facts['paths']), _tools(settings, node)]
+    return [message for message in found if message]
