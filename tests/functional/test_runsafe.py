@@ -173,10 +173,11 @@ def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, t
     assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
                               "ansible-playbook pid %d on controller %s" % (base, target.user, here, first.proc.pid, here))
     assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
-    # Refused at once, without waiting for the first run: ansible-playbook's start-up (about 2 s here), the settings
-    # and one round trip (node_info) come before it. From the command's launch that is 4.4-4.7 s on this 2-core
-    # machine when idle (localhost); the bound below leaves room for a loaded CI machine. The figures are recorded.
-    assert refused["time"] - started < 15, refused["time"] - started
+    # Refused at once, without waiting for the first run: only ansible-playbook's start-up (2-3 s here), the settings
+    # and one round trip (node_info) come before it. Over SSH, with the first run adopting a venv beside it on these
+    # 2 cores, that was 7.4 s from the command's launch (4.7 s from its first task); under the load of a parallel
+    # test suite up to 17 s, hence the loose bound. The figures are recorded.
+    assert refused["time"] - started < 30, refused["time"] - started
     assert first_still_running, "the second run was refused while the first one was still building"
     record_timing("second run on a locked base: refused after (from its launch)", refused["time"] - started)
     record_timing("second run on a locked base: refused after (from its first task)",
