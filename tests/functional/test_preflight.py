@@ -411,7 +411,7 @@ def test_unwritable_base_as_an_unprivileged_user(unprivileged):
     with open(record) as handle:
         records = [json.loads(line) for line in handle]
     failed = [r for r in records if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["task"].endswith("Check that PRIMUS_BASE can be used by this user"), proc.stdout[-3000:]
+    assert len(failed) == 1 and failed[0]["task"].endswith("Check the inputs and the node"), proc.stdout[-3000:]
     message = failed[0]["result"]["msg"]
     assert "PRIMUS_BASE %s cannot be used by user" % base in message
     assert "%s is not writable by user" % locked in message
