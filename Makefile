@@ -48,7 +48,7 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   debootstrap:/usr/sbin/debootstrap
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
-TEST_SUITES := unit:unit lint:lint sanity:sanity world-test:world functional:functional molecule:molecule
+TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean
 
@@ -150,12 +150,20 @@ prerequisites:
 # Every suite runs, also after one failed, so the summary shows every failure. Each suite's exit
 # status and wall time go to tests/output/<name>.status; tests/summary.py reads them with the
 # suites' own reports, and its verdict (non-zero: a suite failed or left no results) is make test's.
+# Suites joined by + run at the same time (each mostly uses one core; this machine has two), their
+# output kept in tests/output/<name>.log and shown once both are done. The controller venv is made
+# first, so two suites never make it at once (when it cannot be made, every suite fails on its own).
 test: prerequisites
 	@rm -rf $(OUT); mkdir -p $(OUT); \
-	for suite in $(TEST_SUITES); do \
-	  start=$$EPOCHREALTIME; rc=0; \
-	  $(MAKE) --no-print-directory $${suite%%:*} || rc=$$?; \
-	  echo "rc=$$rc start=$$start end=$$EPOCHREALTIME" > $(OUT)/$${suite#*:}.status; \
+	$(MAKE) --no-print-directory $(VENV)/.test || true; \
+	run_suite() { start=$$EPOCHREALTIME; rc=0; $(MAKE) --no-print-directory $${1%%:*} || rc=$$?; \
+	              echo "rc=$$rc start=$$start end=$$EPOCHREALTIME" > $(OUT)/$${1#*:}.status; }; \
+	for group in $(TEST_SUITES); do \
+	  if [ "$${group#*+}" = "$$group" ]; then run_suite $$group; continue; fi; \
+	  pids=; \
+	  for suite in $${group//+/ }; do run_suite $$suite > $(OUT)/$${suite#*:}.log 2>&1 & pids="$$pids $$!"; done; \
+	  wait $$pids; \
+	  for suite in $${group//+/ }; do echo "== $${suite#*:} (run beside $$group)"; cat $(OUT)/$${suite#*:}.log; done; \
 	done; \
 	$(MAKE) --no-print-directory summary
 

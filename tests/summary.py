@@ -36,6 +36,7 @@ class Suite:
         self.failures = []             # one line each
         self.notes = []
         self.seconds = None
+        self.span = None               # (start, end) of its run
         self.rc = None
 
     def fail(self, line=None):
@@ -78,7 +79,8 @@ def read_status(path, suite, report_mtime):
         suite.notes.append('unreadable status file %s' % path)
         return
     try:
-        suite.seconds = float(fields['end'].replace(',', '.')) - float(fields['start'].replace(',', '.'))
+        suite.span = (float(fields['start'].replace(',', '.')), float(fields['end'].replace(',', '.')))
+        suite.seconds = suite.span[1] - suite.span[0]
     except (KeyError, ValueError):
         pass
 
@@ -254,9 +256,10 @@ def main(argv):
             print('    ... and %d more' % (len(suite.failures) - SHOWN))
         for note in (suite.notes if suite.counts else suite.notes[1:]):
             print('    note: ' + note)
-    timed = [s.seconds for s in suites if s.seconds is not None]
-    if timed:
-        print('%-11s %-7s %8s' % ('total', '', seconds_text(sum(timed))))
+    # Wall time from the first suite's start to the last one's end (suites run side by side overlap).
+    spans = [s.span for s in suites if s.span is not None]
+    if spans:
+        print('%-11s %-7s %8s' % ('total', '', seconds_text(max(span[1] for span in spans) - min(span[0] for span in spans))))
     timings = os.path.join(out, 'timings.txt')
     if os.path.exists(timings):
         print('\n== measured ==')

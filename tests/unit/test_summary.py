@@ -132,6 +132,16 @@ def test_every_suite_passed(out):
     assert 'Running sanity test' not in text
 
 
+def test_the_total_is_the_wall_time_of_suites_run_side_by_side(out):
+    """unit and world side by side (10 s and 30 s from t), then functional from t+30 s for 100 s: 130 s in all."""
+    for name, start, seconds in (('unit', 0, 10), ('world', 0, 30), ('functional', 30, 100), ('molecule', 130, 0),
+                                 ('lint', 0, 1), ('sanity', 0, 1)):
+        out.join(name + '.status').write('rc=0 start=%.6f end=%.6f\n' % (1764694800.25 + start, 1764694800.25 + start + seconds))
+    rc, text = summary(out)
+    assert rc == 0, text
+    assert row(text, 'total').split() == ['total', '2m10s']
+
+
 def test_a_failing_pytest_suite_lists_its_failures(out, reports):
     junit(out, 'functional', reports, 'failing')
     status(out, 'functional', 1)
