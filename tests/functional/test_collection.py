@@ -70,7 +70,7 @@ def test_syntax_check(bindir):
 @pytest.mark.functional
 def test_roles_follow_the_seed_stage_order():
     with open(os.path.join(REPO, "playbooks", "primus.yml")) as handle:
-        roles = re.findall(r"import_role:\s+name: primus\.trainenv\.(\w+)", handle.read())
+        roles = re.findall(r"(?:import|include)_role:\s+name: primus\.trainenv\.(\w+)", handle.read())
     assert roles == ROLE_ORDER
 
 

@@ -153,46 +153,56 @@ def seed_base(target, python312):
 
 def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, target, seed_base):
     base = seed_base
-    first = playbook("venv", base, background=True)
+    # The first run adopts the seed's venv and installs torch: it holds the lock long enough (about a minute here)
+    # for the second run to be tried up to three times beside it.
+    first = playbook("venv,torch", base, background=True)
+    tries = []
     try:
         wait_for("the first run's lock", lambda: os.path.exists(os.path.join(base, LOCK)))
         with open(os.path.join(base, LOCK)) as handle:
             holder = json.load(handle)
         assert holder["controller_pid"] == first.proc.pid, "the lock names the first ansible-playbook"
-        started = time.time()
-        second = playbook("venv", base)
-        first_still_running = first.proc.poll() is None
+        while len(tries) < 3 and (not tries or tries[-1]["seconds"] >= 5):
+            started = time.time()
+            second = playbook("venv", base)
+            refused = failure(second)
+            tries.append({"run": second, "refused": refused, "seconds": refused["time"] - started,
+                          "first_running": first.proc.poll() is None})
     finally:
         first_run = first.finish()
-    assert second.rc != 0
-    refused = failure(second)
-    # Refused from the lock record node_info read, before the other checks: the lock step never ran.
-    assert refused["task"].endswith("Stop - PRIMUS_BASE is in use by another run"), refused["task"]
-    message = refused["result"]["msg"]
     here = socket.gethostname()
-    assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
-                              "ansible-playbook pid %d on controller %s" % (base, target.user, here, first.proc.pid, here))
-    assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
-    # Refused at once, without waiting for the first run: only ansible-playbook's start-up (2-3 s here), the settings
-    # and one round trip (node_info) come before it. Over SSH, with the first run adopting a venv beside it on these
-    # 2 cores, that was 7.4 s from the command's launch (4.7 s from its first task); under the load of a parallel
-    # test suite up to 17 s, hence the loose bound. The figures are recorded.
-    assert refused["time"] - started < 30, refused["time"] - started
-    assert first_still_running, "the second run was refused while the first one was still building"
-    record_timing("second run on a locked base: refused after (from its launch)", refused["time"] - started)
-    record_timing("second run on a locked base: refused after (from its first task)",
-                  refused["time"] - second.results[0]["time"])
-    assert second.stats["node1"]["changed"] == 0
-    # Nothing ran after the refusal, and no lock was taken or released.
-    assert second.results[-1] is refused, [r["task"] for r in second.results[second.results.index(refused):]]
-    assert not [r for r in second.results if "Lock PRIMUS_BASE" in r["task"] or "Release the lock" in r["task"]]
-    # The first run was not disturbed: it adopted the seed's venv and finished.
+    for attempt in tries:
+        second, refused = attempt["run"], attempt["refused"]
+        assert second.rc != 0
+        # Refused from the lock record node_info read, before any other check: the lock step never ran.
+        assert refused["task"].endswith("Stop - PRIMUS_BASE is in use by another run"), refused["task"]
+        message = refused["result"]["msg"]
+        assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
+                                  "ansible-playbook pid %d on controller %s"
+                                  % (base, target.user, here, first.proc.pid, here)), message
+        assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
+        assert attempt["first_running"], "the second run was refused while the first one was still building"
+        assert second.stats["node1"]["changed"] == 0
+        # Nothing ran after the refusal, and no lock was taken or released.
+        assert second.results[-1] is refused, [r["task"] for r in second.results[second.results.index(refused):]]
+        assert not [r for r in second.results if "Lock PRIMUS_BASE" in r["task"] or "Release the lock" in r["task"]]
+        record_timing("second run on a locked base: refused after (from its launch)", attempt["seconds"])
+        record_timing("second run on a locked base: refused after (from its first task)",
+                      refused["time"] - second.results[0]["time"])
+    # Refused within 5 s of its launch, without waiting for the first run: before the refusal come only
+    # ansible-playbook's start-up (about 1.5 s idle here), the core role's one task and its one round trip
+    # (node_info, over SSH; the seed venv's pip is checked in it). The best of up to three tries counts: on these
+    # 2 cores the first run and the other test worker's builds beside it can starve one try of CPU. Every try is
+    # refused naming the first run (above), and every figure is recorded.
+    assert min(attempt["seconds"] for attempt in tries) < 5, [attempt["seconds"] for attempt in tries]
+    # The first run was not disturbed: it adopted the seed's venv, installed torch and finished.
     assert first_run.rc == 0, first_run
-    record_timing("venv: adopt a seed-built venv (unprivileged, SSH)", first_run.seconds)
+    record_timing("venv,torch: adopt a seed-built venv, then torch (unprivileged, SSH)", first_run.seconds)
     assert "was not made by this collection but is a Python venv with a working pip: it is adopted" in first_run.output
     assert marker(base) == "complete"
     have = installed(target, base)
     assert {name: have.get(name) for name in VENV_PINS} == VENV_PINS
+    assert "torch" in have
     assert not os.path.exists(os.path.join(base, LOCK)), "the first run released its lock"
 
 

@@ -26,13 +26,14 @@ def test_every_user_setting_is_in_the_argument_spec_and_the_readme():
 
 
 def playbook_roles():
-    """[(role FQCN, tags)] of the roles the site playbook imports, in order (blocks included)."""
+    """[(role FQCN, tags)] of the roles the site playbook imports or includes, in order (blocks included)."""
     found = []
 
     def walk(tasks):
         for task in tasks or []:
-            if "ansible.builtin.import_role" in task:
-                found.append((task["ansible.builtin.import_role"]["name"], task.get("tags", [])))
+            for action in ("ansible.builtin.import_role", "ansible.builtin.include_role"):
+                if action in task:
+                    found.append((task[action]["name"], task.get("tags", [])))
             for section in ("block", "rescue", "always"):
                 walk(task.get(section))
 
@@ -50,3 +51,23 @@ def test_every_playbook_tag_is_in_the_readme_tag_table():
     for role, role_tags in roles:
         for tag in [t for t in role_tags if t not in ("always", "never")]:
             assert "primus.trainenv." + role_of_tag[tag] == role, tag
+
+
+def test_every_included_stage_role_applies_its_stage_tag_to_its_tasks():
+    # A stage role is included (loaded only when its tag runs); without apply, its tasks would carry no tag and
+    # --tags <stage> would run the include but none of the role's tasks.
+    includes = []
+
+    def walk(tasks):
+        for task in tasks or []:
+            if "ansible.builtin.include_role" in task:
+                includes.append(task)
+            for section in ("block", "rescue", "always"):
+                walk(task.get(section))
+
+    for play in yaml.safe_load(read("playbooks", "primus.yml")):
+        walk(play.get("tasks"))
+    assert len(includes) >= 18
+    for task in includes:
+        own = [tag for tag in task.get("tags", []) if tag != "never"]
+        assert task["ansible.builtin.include_role"].get("apply", {}).get("tags") == own, task["name"]

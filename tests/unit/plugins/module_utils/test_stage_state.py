@@ -19,8 +19,10 @@ from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 with open(os.path.join(ROOT, 'roles', 'preflight', 'vars', 'main.yml')) as _handle:
     PREFLIGHT = yaml.safe_load(_handle)
+with open(os.path.join(ROOT, 'roles', 'primus', 'vars', 'main.yml')) as _handle:
+    CORE = yaml.safe_load(_handle)
 REQUIRES = PREFLIGHT['preflight_stage_requires']
-ORDER = PREFLIGHT['preflight_stage_order']
+ORDER = CORE['primus_stage_order']
 PIP = PREFLIGHT['preflight_pip_stages']
 
 VENV_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['pip==26.3', 'wheel==0.45.1']}
@@ -240,7 +242,7 @@ def test_pips_debris_is_removed_by_the_first_pip_stage_of_the_run_only(stage, ru
 
 
 def test_the_plan_lists_verify_last_and_torchrec_only_when_asked():
-    optional = PREFLIGHT['preflight_optional_stages']
+    optional = CORE['primus_optional_stages']
     every = run_stages(['all'], [], ORDER, optional)
     assert every[-1] == 'verify' and 'torchrec' not in every and len(every) == 17
     assert run_stages(['torchrec', 'verify'], [], ORDER, optional) == ['torchrec', 'verify']
