@@ -21,10 +21,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import (
     decode_gfx_target_version,
     normalize_arch_list,
 )
-
-TE_MODES = ('auto', 'wheel', 'source')
-
-GIB = 1024 ** 3
+from ansible_collections.primus.trainenv.plugins.module_utils.preflight_checks import GIB, TE_MODES
 
 # Peak resident memory budgeted per parallel compile job, per GPU arch being compiled for.
 # The heavy builds (flash-attention's and TransformerEngine's CK kernels, aiter, Primus-Turbo)

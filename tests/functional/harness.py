@@ -19,6 +19,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -464,7 +465,28 @@ class Background:
     def finish(self, timeout=3600):
         out, err = self.proc.communicate(timeout=timeout)
         done = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
+        if self.proc.returncode < 0:
+            self.stop_orphaned_workers()
         return PlaybookRun(done, self.results_file, time.monotonic() - self.start)
+
+    def stop_orphaned_workers(self):
+        """ansible-core starts each task's worker in a session of its own: a kill -9 of ansible-playbook's group
+        leaves the worker of the task that was running (ppid 1, asleep). Stop those of this run on the controller:
+        the processes whose command line is this ansible-playbook's (a forked worker keeps it), not what they ran."""
+        argv = [str(arg) for arg in self.proc.args]
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.proc.pid:
+                continue
+            try:
+                with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                    cmdline = handle.read().decode("utf-8", "replace").split("\0")[:-1]
+            except OSError:
+                continue
+            if cmdline[-len(argv):] == argv:
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 # {name: version} of a venv's distributions, names lower case with "-" for "_" (read by the target user).
