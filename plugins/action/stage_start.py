@@ -38,7 +38,9 @@ class ActionModule(ActionBase):
         del tmp
         _validated, args = self.validate_argument_spec(argument_spec=dict(stage=dict(type='str', required=True)))
         stage = args['stage']
-        stages = self._fact(task_vars, 'preflight_stages')
+        run = self._fact(task_vars, 'primus_run')
+        stages = {'requires': run['requires'], 'order': run['order'], 'run': run['stages'], 'pip': run['pip'],
+                  'status': self._fact(task_vars, 'preflight_stages')['status']}
         node = self._fact(task_vars, 'primus_node')
         try:
             plan = stage_state.start(stage, stages, node.get('venv'))

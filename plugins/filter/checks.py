@@ -2,13 +2,16 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""preflight_problems: preflight's checks before the lock (documented in preflight_problems.yml).
+"""preflight_problems: preflight's checks before the lock; check_results: verify's verdicts (each documented in a
+YAML file of its name next to this one).
 
-The logic is plugins/module_utils/preflight_checks.py.
+The logic of preflight_problems is plugins/module_utils/preflight_checks.py.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+import signal
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.module_utils import preflight_checks
@@ -23,8 +26,67 @@ def preflight_problems(facts):
                                  'needed, as roles/primus publishes them)' % exc)
 
 
+def _last(lines):
+    lines = [line for line in (lines or []) if line.strip()]
+    return lines[-1].strip() if lines else ''
+
+
+def check_results(results, checks, done, reasons=None):
+    """verify's verdict of each check: {name, stage, status (ok | failed | not built), detail}.
+
+    results: the registered results of the checks that ran (a loop over ``checks``, each item a check with name, stage
+    and optionally stderr_forbids: text on stderr that fails a check that exited 0); checks: every check; done: the
+    stages done on the base; reasons: {stage: {reason}} of the stages that are not."""
+    out = []
+    for result in results or []:
+        check = result.get('item') or {}
+        forbids = check.get('stderr_forbids') or ''
+        forbidden = bool(forbids) and forbids in (result.get('stderr') or '')
+        rc = result.get('rc')
+        if rc == 0 and not forbidden:
+            status, detail = 'ok', _last(result.get('stdout_lines'))
+        elif rc == 0:
+            status, detail = 'failed', 'stderr says: ' + forbids
+        else:
+            status, detail = 'failed', _last(result.get('stderr_lines')) or 'exit status %s' % rc
+        out.append({'name': check.get('name'), 'stage': check.get('stage'), 'status': status, 'detail': detail})
+    for check in checks or []:
+        if check.get('stage') in (done or []):
+            continue
+        reason = ((reasons or {}).get(check.get('stage')) or {}).get('reason') or 'not done on this base'
+        out.append({'name': check.get('name'), 'stage': check.get('stage'), 'status': 'not built',
+                    'detail': 'stage %s: %s' % (check.get('stage'), reason)})
+    return out
+
+
+def launch_result(result, missing):
+    """verify's verdict of the launch check: {name: launch, stage, status, detail}. A process killed by a signal is
+    named by the signal (SIGABRT, SIGSEGV ...) and the import it was in (the last "launch: <what>" line it printed).
+
+    result: the registered result of the check (skipped when ``missing``: the stages it needs that are not done)."""
+    verdict = {'name': 'launch', 'stage': 'verify'}
+    if missing:
+        return dict(verdict, status='not built', detail='needs stages %s, not done on this base' % ', '.join(missing))
+    rc = result.get('rc')
+    steps = [line[len('launch: '):] for line in (result.get('stdout_lines') or []) if line.startswith('launch: ')]
+    if rc == 0:
+        return dict(verdict, status='ok', detail=steps[-1] if steps else 'ok')
+    where = ('while importing %s' % steps[-1]) if steps else 'before the first import'
+    if isinstance(rc, int) and rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = 'signal %d' % -rc
+        how = 'the process was killed by %s (exit status %d) %s' % (name, rc, where)
+    else:
+        how = 'the process exited %s %s' % (rc, where)
+    error = _last(result.get('stderr_lines'))
+    return dict(verdict, status='failed', detail=how + (': ' + error if error else ''))
+
+
 class FilterModule(object):
     """primus.trainenv preflight checks."""
 
     def filters(self):
-        return {'preflight_problems': preflight_problems}
+        return {'preflight_problems': preflight_problems, 'check_results': check_results,
+                'launch_result': launch_result}

@@ -17,8 +17,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils.glibc import versi
 from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import (
     ArchError,
     KNOWN_ARCHS,
-    arch_forms,
-    decode_gfx_target_version,
     normalize_arch_list,
 )
 from ansible_collections.primus.trainenv.plugins.module_utils.preflight_checks import GIB, TE_MODES
@@ -44,15 +42,7 @@ def _as_list(value):
     return list(value)
 
 
-def gfx_from_target_version(value):
-    """KFD gfx_target_version -> gfx name ('' for 0, a CPU node). 90402 -> gfx942, 90010 -> gfx90a."""
-    try:
-        return decode_gfx_target_version(value) or ''
-    except ArchError as exc:
-        raise AnsibleFilterError(str(exc))
-
-
-def arch_list(value, known=True):
+def _arch_list(value, known=True):
     """Arch list in any form (``gfx942;gfx950``, ``gfx942,gfx950``, a list) -> sorted unique list.
 
     Entries must be gfx + digits/hex letters (and, with known=True, an arch LLVM knows);
@@ -62,16 +52,6 @@ def arch_list(value, known=True):
         return normalize_arch_list(value, KNOWN_ARCHS if known else None)
     except ArchError as exc:
         raise AnsibleFilterError(str(exc))
-
-
-def pytorch_rocm_arch(value):
-    """Arch list -> ``gfx942;gfx950`` (the PYTORCH_ROCM_ARCH form)."""
-    return arch_forms(arch_list(value, known=False))[0]
-
-
-def arch_csv(value):
-    """Arch list -> ``gfx942,gfx950`` (the HIP_ARCHITECTURES / GPU_ARCHS form)."""
-    return arch_forms(arch_list(value, known=False))[1]
 
 
 def te_mode(glibc_version, requested='auto', min_glibc='2.38', glibcxx_max=None, min_glibcxx=None):
@@ -128,7 +108,7 @@ def te_mode(glibc_version, requested='auto', min_glibc='2.38', glibcxx_max=None,
 
 def ck_atomic_fp32(archs):
     """NVTE_CK_IS_V3_ATOMIC_FP32: '1' when gfx942 is among the archs, else '0' (as the seed's env.sh)."""
-    return '1' if 'gfx942' in arch_list(archs, known=False) else '0'
+    return '1' if 'gfx942' in _arch_list(archs, known=False) else '0'
 
 
 def device_packages(archs, templates):
@@ -137,7 +117,7 @@ def device_packages(archs, templates):
     device_packages(['gfx942'], ['amd-torch-device-{arch}==2.12.0']) -> ['amd-torch-device-gfx942==2.12.0']
     """
     result = []
-    for arch in arch_list(archs, known=False):
+    for arch in _arch_list(archs, known=False):
         for template in _as_list(templates):
             result.append(str(template).replace('{arch}', arch))
     return result
@@ -162,7 +142,7 @@ def max_jobs(cores, mem_available_bytes, override=None, archs=None, gib_per_arch
         mem = int(mem_available_bytes or 0)
     except (TypeError, ValueError):
         mem = 0
-    narchs = max(1, len(arch_list(archs, known=False)) if archs else 1)
+    narchs = max(1, len(_arch_list(archs, known=False)) if archs else 1)
     per_job_gib = int(gib_per_arch) * narchs
     if cores < 1:
         cores = 1
@@ -178,40 +158,13 @@ def max_jobs(cores, mem_available_bytes, override=None, archs=None, gib_per_arch
     return {'jobs': jobs, 'reason': reason}
 
 
-def run_stages(run_tags, skip_tags, order, optional=None):
-    """The stage tags a run executes, in playbook order, from ansible_run_tags/ansible_skip_tags.
-
-    With 'all' (the default) every stage of ``order`` runs; stages in ``optional`` (tagged
-    ``never`` in the playbook) run only when named or with --tags never. 'tagged' selects all
-    non-optional stages too; 'untagged' selects none. Skip tags remove stages.
-    """
-    run = set(_as_list(run_tags) or ['all'])
-    skip = set(_as_list(skip_tags))
-    optional = _as_list(optional)
-    result = []
-    for stage in list(_as_list(order)) + [s for s in optional if s not in _as_list(order)]:
-        is_optional = stage in optional
-        if is_optional:
-            selected = stage in run or 'never' in run
-        else:
-            selected = bool(run & set(['all', 'tagged', stage]))
-        if selected and stage not in skip and not (is_optional and 'never' in skip):
-            result.append(stage)
-    return result
-
-
 class FilterModule(object):
     """primus.trainenv decision filters."""
 
     def filters(self):
         return {
-            'gfx_from_target_version': gfx_from_target_version,
-            'arch_list': arch_list,
-            'pytorch_rocm_arch': pytorch_rocm_arch,
-            'arch_csv': arch_csv,
             'te_mode': te_mode,
             'ck_atomic_fp32': ck_atomic_fp32,
             'device_packages': device_packages,
             'max_jobs': max_jobs,
-            'run_stages': run_stages,
         }

@@ -23,8 +23,23 @@ def path_check(value, label, kind='dir', required=True):
     raise AnsibleFilterError("path_check: kind must be dir or command, got '%s'" % kind)
 
 
+def path_list_check(value, label, home=''):
+    """path_check of every directory of a list setting; a leading ~ is the target user's ``home``.
+
+    A value that is not a list (a single string, say) is one problem, not a check of its characters."""
+    if not isinstance(value, (list, tuple)):
+        return [{'path': '', 'given': value, 'fix': 'give a YAML list of absolute paths, e.g. ["/home/me/Primus"]',
+                 'problem': '%s must be a list of directories, got %s' % (label, type(value).__name__)}]
+    results = []
+    for item in value:
+        if isinstance(item, str) and home and (item == '~' or item.startswith('~/')):
+            item = home.rstrip('/') + item[1:]
+        results.append(check_dir(item, label))
+    return results
+
+
 class FilterModule(object):
     """primus.trainenv path checks."""
 
     def filters(self):
-        return {'path_check': path_check}
+        return {'path_check': path_check, 'path_list_check': path_list_check}

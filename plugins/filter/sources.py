@@ -27,9 +27,22 @@ def source_plans(sources, names, commits, context):
     return plans
 
 
-def ls_remote_commit(output, ref):
-    """The commit of refs/heads/<ref> in `git ls-remote` output ('' when absent)."""
-    return source_build.ls_remote_commit(output, ref)
+def sdist_plans(requirements, context):
+    """{requirement: plan} of the pins built from their sdist (wheel cache directory and build key)."""
+    try:
+        return dict((req, source_build.sdist_plan(req, context)) for req in requirements or [])
+    except (source_build.SourceError, stage_state.StageError, KeyError) as exc:
+        raise AnsibleFilterError('sdist_plans: %s' % exc)
+
+
+def stage_keys(plans, keys, extras, replaced=None):
+    """Every stage's key: the pip stages' keys and each source plan's build key with its stage's extras."""
+    return source_build.stage_keys(plans, keys, extras, replaced)
+
+
+def own_distributions(plans, pip_own, extras, replaced=None):
+    """{stage: [distribution names]} each stage installs and is judged by."""
+    return source_build.own_distributions(plans, pip_own, extras, replaced)
 
 
 def floating_to_resolve(names, sources, stamps, refresh=False):
@@ -48,7 +61,9 @@ class FilterModule(object):
     def filters(self):
         return {
             'source_plans': source_plans,
-            'ls_remote_commit': ls_remote_commit,
+            'sdist_plans': sdist_plans,
+            'stage_keys': stage_keys,
+            'own_distributions': own_distributions,
             'floating_to_resolve': floating_to_resolve,
             'source_commits': source_commits,
         }

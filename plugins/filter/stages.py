@@ -15,6 +15,14 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
 
 
+def stage_run(registry, run_tags, skip_tags, check_mode=False):
+    """The stage registry's views and this run's stages and lock (module_utils.stage_state.run_plan)."""
+    try:
+        return stage_state.run_plan(registry, run_tags, skip_tags, check_mode)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('stage_run: %s' % exc)
+
+
 def stage_key_id(key):
     """First 16 hex digits of the sha256 of the canonical JSON of a stage key."""
     try:
@@ -44,6 +52,7 @@ class FilterModule(object):
 
     def filters(self):
         return {
+            'stage_run': stage_run,
             'stage_key_id': stage_key_id,
             'stage_status': stage_status,
             'stage_outputs_missing': stage_outputs_missing,

@@ -47,7 +47,10 @@ def _directories(inputs):
     """Every directory setting with a problem; one under a bad PRIMUS_BASE (the default venv) is not its own."""
     base = inputs.get('base') or {}
     derived = ('^' + re.escape(_text(base.get('given'))) + '/') if base.get('problem') else None
-    bad = [item for item in inputs.values()
+    items = []
+    for value in inputs.values():
+        items.extend(value if isinstance(value, list) else [value])
+    bad = [item for item in items
            if item.get('problem') and not (derived and re.match(derived, _text(item.get('given'))))]
     if not bad:
         return ''

@@ -36,8 +36,30 @@ BRANCH = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*$')
 ENV_NAME = re.compile(r'^[A-Z_][A-Z0-9_]*$')
 # The checkout's directory name (default: the component's name), one path component.
 DIR_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
+DIST_NAME = re.compile(r'^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$')
 ARCH_FORMS = {'list': ';', 'csv': ','}
-BUILD_FIELDS = ('distribution', 'isolation', 'archs', 'arch_env', 'env', 'no_deps')
+BUILD_FIELDS = ('distribution', 'isolation', 'archs', 'arch_env', 'env', 'no_deps', 'uninstall')
+
+# The variables of a build's environment that cannot change what it produces, left out of its build key (and of what
+# its stamp records); every other variable the build process sees is part of the key. Each with the reason.
+NOT_IN_KEY = {
+    'MAX_JOBS': 'parallel compile jobs: how fast a build runs, not what it produces',
+    'PRIMUS_CACHE_DIR': 'a cache location', 'PIP_CACHE_DIR': 'a cache location', 'XDG_CACHE_HOME': 'a cache location',
+    'TRITON_CACHE_DIR': 'a cache location', 'UV_CACHE_DIR': 'a cache location', 'AITER_JIT_DIR': 'a cache location',
+    # Locations: where the base, the venv, its ROCm SDK and the sources are. What is there is fixed by the key's
+    # other fields (python tag, torch version, commit, patches), and a fleet whose users' bases differ must share.
+    'PRIMUS_BASE': 'a location', 'VENV_DIR': 'a location', 'WORKSPACE_DIR': 'a location', 'SRC_DIR': 'a location',
+    'VIRTUAL_ENV': 'a location', 'UV_PYTHON_INSTALL_DIR': 'a location', 'PRIMUS_PIP_CONSTRAINTS': 'a location',
+    'PIP_CONSTRAINT': 'a location', 'NLTK_DATA': 'a location', 'ROCM_PATH': 'a location', 'ROCM_HOME': 'a location',
+    'HIP_PATH': 'a location', 'HIP_CLANG_PATH': 'a location', 'HIP_INCLUDE_PATH': 'a location',
+    'HIP_LIB_PATH': 'a location', 'HIP_DEVICE_LIB_PATH': 'a location', 'PATH': 'a location',
+    'LD_LIBRARY_PATH': 'a location', 'LIBRARY_PATH': 'a location', 'CPATH': 'a location',
+    'PKG_CONFIG_PATH': 'a location', 'HOME': 'a location',
+}
+# The arch list in its several spellings: part of the key of an arch-dependent build through its arch list; a build the
+# pins declare arch-independent (build.archs false) does not read them.
+ARCH_VARIABLES = ('PYTORCH_ROCM_ARCH', 'ROCM_AMDGPU_TARGETS', 'HCC_AMDGPU_TARGET', 'HIP_ARCHITECTURES', 'GPU_ARCHS',
+                  'NVTE_CK_IS_V3_ATOMIC_FP32')
 
 
 class SourceError(ValueError):
@@ -86,6 +108,9 @@ def check_source(name, source):
         for var in (build.get('env') or {}):
             if not ENV_NAME.match(str(var)):
                 problems.append('%s.build.env: %r is not a variable name' % (where, var))
+        uninstall = build.get('uninstall', [])
+        if not isinstance(uninstall, list) or not all(isinstance(n, str) and DIST_NAME.match(n) for n in uninstall):
+            problems.append('%s.build.uninstall must be a list of distribution names, got %r' % (where, uninstall))
         for flag in ('isolation', 'archs', 'no_deps'):
             if flag in build and not isinstance(build[flag], bool):
                 problems.append('%s.build.%s must be true or false, got %r' % (where, flag, build[flag]))
@@ -112,11 +137,20 @@ def build_env(build, archs, node_env=None):
     return env
 
 
+def key_environment(environment, arch_dependent):
+    """The part of a build's whole environment that is in its key: all but NOT_IN_KEY (and, for a build that does
+    not depend on the arch list, ARCH_VARIABLES)."""
+    skip = set(NOT_IN_KEY) | (set() if arch_dependent else set(ARCH_VARIABLES))
+    return dict((k, str(v)) for k, v in sorted(environment.items()) if k not in skip)
+
+
 def source_plan(name, source, commit, context):
     """The plan of one component (see the module docstring).
 
     context: {python_tag, torch, glibc, archs (list), build_dir, cache_dir, workspace, base} and optionally
-    env: {name: {VAR: value}}, this node's build variables per component (part of the key).
+    env: {name: {VAR: value}}, this node's build variables per component, and environment: {VAR: value}, the
+    environment every build step gets from the environment table on this node. The build's whole environment is
+    ``environment`` with its own variables on top; all of it but NOT_IN_KEY is part of the key.
     A transient tree is ``<build_dir>/<name>-<8 hex digits of the base's path>``: one user's runs on two
     bases at once never build in one tree (the lock is per base); a kept one is in the base's workspace.
     """
@@ -132,6 +166,8 @@ def source_plan(name, source, commit, context):
     if arch_dependent and not archs:
         raise SourceError('sources.%s: an arch-dependent build needs the arch list' % name)
     env = build_env(build, archs, ((context.get('env') or {}).get(name)))
+    environment = dict((str(k), str(v)) for k, v in (context.get('environment') or {}).items())
+    environment.update(env)
     key = {
         'component': name,
         'commit': commit,
@@ -141,7 +177,7 @@ def source_plan(name, source, commit, context):
         'glibc': context['glibc'],
         'patches': patch_hash(source.get('patches')),
         'isolation': bool(build.get('isolation', False)),
-        'env': env,
+        'env': key_environment(environment, arch_dependent) if build else {},
         'archs': archs if arch_dependent else [],
     }
     # Only when set, so that the keys (and cached wheels) of the builds without it stay as they were.
@@ -160,12 +196,58 @@ def source_plan(name, source, commit, context):
         'keep': keep,
         'build': build,
         'distribution': build.get('distribution', name) if build else '',
+        'uninstall': list(build.get('uninstall') or []),
         'key': key,
         'key_id': key_id,
         'src': source_tree(name, source, context),
         'wheel_dir': '%s/wheels/%s/%s' % (context['cache_dir'], name, key_id),
         'env': env,
+        'environment': environment,
     }
+
+
+def sdist_plan(requirement, context):
+    """The plan of a pin built from its sdist (no wheel for the python tag exists): its build key - the pin, the
+    python tag and the glibc of the building node (the wheel's floor) - and its wheel cache directory."""
+    if not isinstance(requirement, str) or not re.match(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[^\s;]+$', requirement):
+        raise SourceError('build_from_sdist: %r is not a pin (name==version)' % (requirement,))
+    name = re.sub(r'[-_.]+', '-', requirement.split('==')[0]).lower()
+    key = {'requirement': requirement, 'python': context['python_tag'], 'glibc': context['glibc']}
+    key_id = stage_state.key_id(key)
+    return {'name': name, 'requirement': requirement, 'key': key, 'key_id': key_id,
+            'wheel_dir': '%s/wheels/%s/%s' % (context['cache_dir'], name, key_id)}
+
+
+def requirement_name(text):
+    """The distribution name a requirement string starts with ('' for a URL or a path)."""
+    if '://' in text or text.startswith(('.', '/')):
+        return ''
+    return re.sub(r'[\[ <>=!~;@].*$', '', text.strip())
+
+
+def stage_keys(plans, keys, extras, replaced=None):
+    """Every stage's key: ``keys`` (the pip stages') and each source plan's build key with the stage's ``extras``
+    on top; ``replaced`` ({stage: key}) wins over a plan (TE in wheel mode is not a source build)."""
+    out = dict(keys or {})
+    for name, plan in (plans or {}).items():
+        out[name] = dict(plan['key'], **((extras or {}).get(name) or {}))
+    out.update(replaced or {})
+    return out
+
+
+def own_distributions(plans, pip_own, extras, replaced=None):
+    """{stage: [distribution names]} a stage installs and is judged by (a stage is not done when one of them is gone or
+    at another version than its stamp recorded): the names of ``pip_own``'s requirements (URLs left out), each source
+    plan's distribution with the stage's ``extras``; ``replaced`` ({stage: [requirements]}) wins."""
+    out = {}
+    for stage, reqs in (pip_own or {}).items():
+        out[stage] = [n for n in (requirement_name(r) for r in reqs) if n]
+    for name, plan in (plans or {}).items():
+        if plan.get('distribution'):
+            out[name] = [plan['distribution']] + [requirement_name(r) for r in (extras or {}).get(name) or []]
+    for stage, reqs in (replaced or {}).items():
+        out[stage] = [n for n in (requirement_name(r) for r in reqs) if n]
+    return out
 
 
 def source_tree(name, source, context):

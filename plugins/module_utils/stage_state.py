@@ -36,6 +36,81 @@ class StageError(ValueError):
     """A stage map, key or stamp that cannot be used; the message names what and where."""
 
 
+# The fields of one entry of the stage registry (roles/primus/vars/main.yml, primus_stages) and their defaults.
+REGISTRY_FIELDS = {'name': None, 'requires': (), 'optional': False, 'read_only': False, 'pip': True}
+
+
+def registry(entries):
+    """The views of the stage registry, validated: {'order': [names], 'optional': [...], 'read_only': [...],
+    'pip': [stages that run pip], 'requires': {stage: [stages]}}.
+
+    entries: the ordered list of {name, requires, optional, read_only, pip}; every stage a stage requires must come
+    before it in the list (so the order itself is a valid build order)."""
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise StageError('the stage registry must be a non-empty list of stages')
+    views = {'order': [], 'optional': [], 'read_only': [], 'pip': [], 'requires': {}}
+    for index, entry in enumerate(entries):
+        where = 'stage registry entry %d' % (index + 1)
+        if not isinstance(entry, Mapping):
+            raise StageError('%s is not a mapping' % where)
+        unknown = sorted(set(entry) - set(REGISTRY_FIELDS))
+        if unknown:
+            raise StageError('%s has unknown fields %s (known: %s)' % (where, ', '.join(unknown),
+                                                                         ', '.join(sorted(REGISTRY_FIELDS))))
+        name = entry.get('name')
+        if not isinstance(name, str) or not STAGE_NAME.match(name):
+            raise StageError('%s: name %r is not a stage name (lower case letters, digits and _)' % (where, name))
+        if name in views['requires']:
+            raise StageError('%s: stage %s is listed twice' % (where, name))
+        requires = entry.get('requires', REGISTRY_FIELDS['requires'])
+        if not isinstance(requires, (list, tuple)) or not all(isinstance(r, str) for r in requires):
+            raise StageError('stage %s: requires must be a list of stage names' % name)
+        later = [r for r in requires if r not in views['requires']]
+        if later:
+            raise StageError('stage %s requires %s, which %s not listed before it' % (
+                name, _join(later), 'is' if len(later) == 1 else 'are'))
+        for flag in ('optional', 'read_only', 'pip'):
+            if not isinstance(entry.get(flag, REGISTRY_FIELDS[flag]), bool):
+                raise StageError('stage %s: %s must be true or false, got %r' % (name, flag, entry[flag]))
+        views['order'].append(name)
+        views['requires'][name] = list(requires)
+        for flag in ('optional', 'read_only', 'pip'):
+            if entry.get(flag, REGISTRY_FIELDS[flag]):
+                views[flag].append(name)
+    return views
+
+
+def run_plan(entries, run_tags, skip_tags, check_mode=False):
+    """The registry's views plus what this run does: 'stages' (selected by --tags/--skip-tags, in order) and
+    'lock' (the run may change the base: not check mode, and a stage that is not read-only runs).
+
+    With 'all' (no --tags) every stage that is not optional runs; an optional stage (tagged ``never`` in the
+    playbook) runs only when named or with --tags never. 'tagged' selects the non-optional stages too;
+    'untagged' selects none. Skip tags remove stages."""
+    views = registry(entries)
+    run = set(_tags(run_tags) or ['all'])
+    skip = set(_tags(skip_tags))
+    stages = []
+    for stage in views['order']:
+        if stage in views['optional']:
+            selected = stage in run or 'never' in run
+        else:
+            selected = bool(run & set(['all', 'tagged', stage]))
+        if selected and stage not in skip and not (stage in views['optional'] and 'never' in skip):
+            stages.append(stage)
+    views['stages'] = stages
+    views['lock'] = not check_mode and bool([s for s in stages if s not in views['read_only']])
+    return views
+
+
+def _tags(value):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
 def plain(value, where='key'):
     """value as plain JSON types (dict, list, str, int, float, bool, None); anything else is an error."""
     if isinstance(value, Mapping):

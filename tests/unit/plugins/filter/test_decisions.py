@@ -10,47 +10,28 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.filter import decisions
 from ansible_collections.primus.trainenv.plugins.filter.decisions import (
     FilterModule,
-    arch_csv,
-    arch_list,
+    _arch_list,
     ck_atomic_fp32,
     device_packages,
-    gfx_from_target_version,
     max_jobs,
-    pytorch_rocm_arch,
-    run_stages,
     te_mode,
 )
 
 GIB = 1024 ** 3
-ORDER = ['venv', 'torch', 'flash_attn', 'te', 'torchtune', 'torchao', 'pydeps', 'grouped_gemm',
-         'causal_conv1d', 'mamba', 'primus', 'aiter', 'turbo', 'boto', 'cleanup', 'manifest']
 TEMPLATES = ['amd-torch-device-{arch}==2.12.0+rocm7.15.0a20260720', 'rocm-sdk-device-{arch}==7.15.0a20260720',
              'amd-torchvision-device-{arch}==0.27.0+rocm7.15.0a20260720']
 
 
 def test_filter_names():
-    assert sorted(FilterModule().filters()) == sorted([
-        'gfx_from_target_version', 'arch_list', 'pytorch_rocm_arch', 'arch_csv', 'te_mode',
-        'ck_atomic_fp32', 'device_packages', 'max_jobs', 'run_stages'])
+    assert sorted(FilterModule().filters()) == sorted(['te_mode', 'ck_atomic_fp32', 'device_packages', 'max_jobs'])
 
 
-def test_gfx_from_target_version():
-    assert gfx_from_target_version(90402) == 'gfx942'
-    assert gfx_from_target_version('110501') == 'gfx1151'
-    assert gfx_from_target_version(0) == ''
-    with pytest.raises(AnsibleFilterError):
-        gfx_from_target_version('x')
-
-
-def test_arch_forms():
-    assert arch_list('gfx950,gfx942') == ['gfx942', 'gfx950']
-    assert pytorch_rocm_arch('gfx950,gfx942') == 'gfx942;gfx950'
-    assert arch_csv(['gfx950', 'gfx942']) == 'gfx942,gfx950'
-    assert arch_csv('gfx942;gfx950') == 'gfx942,gfx950'
+def test_arch_list_names_a_bad_entry():
+    assert _arch_list('gfx950,gfx942') == ['gfx942', 'gfx950']
     with pytest.raises(AnsibleFilterError) as err:
-        arch_list('gfx942;gfx42z')
+        _arch_list('gfx942;gfx42z')
     assert "'gfx42z'" in str(err.value)
-    assert arch_list('gfx999', known=False) == ['gfx999']
+    assert _arch_list('gfx999', known=False) == ['gfx999']
 
 
 # --- TE mode ----------------------------------------------------------------------------------
@@ -163,24 +144,3 @@ def test_max_jobs_without_memory_fact():
     assert result['jobs'] == decisions.JOBS_WITHOUT_MEMORY_FACT
     assert 'unknown' in result['reason']
     assert max_jobs(None, None)['jobs'] == 1
-
-
-# --- stages -----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize('run, skip, stages', [
-    (['all'], [], ORDER),
-    ([], [], ORDER),
-    (['preflight'], [], []),
-    (['te'], [], ['te']),
-    (['torch', 'venv'], [], ['venv', 'torch']),
-    (['all'], ['te', 'aiter'], [s for s in ORDER if s not in ('te', 'aiter')]),
-    (['torchrec'], [], ['torchrec']),
-    (['all', 'torchrec'], [], ORDER + ['torchrec']),
-    (['tagged'], [], ORDER),
-    (['untagged'], [], []),
-    (['never'], [], ['torchrec']),
-    (['verify'], [], []),
-    (['all', 'torchrec'], ['torchrec'], ORDER),
-])
-def test_run_stages(run, skip, stages):
-    assert run_stages(run, skip, ORDER, ['torchrec']) == stages

@@ -9,7 +9,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.filter.checks import preflight_problems
-from ansible_collections.primus.trainenv.plugins.filter.decisions import arch_list
+from ansible_collections.primus.trainenv.plugins.filter.decisions import _arch_list as arch_list
 from ansible_collections.primus.trainenv.plugins.filter.path_check import path_check
 from ansible_collections.primus.trainenv.plugins.module_utils.preflight_checks import problems
 

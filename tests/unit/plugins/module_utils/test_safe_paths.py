@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.filter.path_check import FilterModule, path_check
+from ansible_collections.primus.trainenv.plugins.filter.path_check import FilterModule, path_check, path_list_check
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import current, make_dirs, restrict_umask, write_atomic
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import (
     check_command,
@@ -128,9 +128,18 @@ def test_private_dir_problem():
 
 
 def test_path_check_filter():
-    assert FilterModule().filters() == {"path_check": path_check}
+    assert FilterModule().filters() == {"path_check": path_check, "path_list_check": path_list_check}
     assert path_check("/a/b/", "PRIMUS_BASE")["path"] == "/a/b"
     assert path_check("python3.12", "PRIMUS_PYTHON", "command")["problem"] == ""
+
+
+def test_path_list_check_expands_home_and_refuses_a_string():
+    checked = path_list_check(["~/Primus", "/opt/x/", "rel"], "primus_megatron_checkouts", "/home/me")
+    assert [c["path"] for c in checked[:2]] == ["/home/me/Primus", "/opt/x"]
+    assert checked[2]["problem"].startswith("primus_megatron_checkouts must be an absolute path")
+    # A string is one problem naming the setting, not a check of each of its characters.
+    (only,) = path_list_check("/home/me/Primus", "primus_megatron_checkouts", "/home/me")
+    assert only["problem"] == "primus_megatron_checkouts must be a list of directories, got str"
     with pytest.raises(AnsibleFilterError, match="kind must be dir or command"):
         path_check("/a", "X", "file")
 

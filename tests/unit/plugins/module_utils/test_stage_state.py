@@ -13,17 +13,15 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.filter import stages as stage_filters
-from ansible_collections.primus.trainenv.plugins.filter.decisions import run_stages
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-with open(os.path.join(ROOT, 'roles', 'preflight', 'vars', 'main.yml')) as _handle:
-    PREFLIGHT = yaml.safe_load(_handle)
-with open(os.path.join(ROOT, 'roles', 'primus', 'vars', 'main.yml')) as _handle:
-    CORE = yaml.safe_load(_handle)
-REQUIRES = PREFLIGHT['preflight_stage_requires']
-ORDER = CORE['primus_stage_order']
-PIP = PREFLIGHT['preflight_pip_stages']
+import stage_registry
+
+VIEWS = stage_registry.views()
+ENTRIES = stage_registry.entries()
+REQUIRES = VIEWS['requires']
+ORDER = VIEWS['order']
+PIP = VIEWS['pip']
 
 VENV_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['pip==26.3', 'wheel==0.45.1']}
 TORCH_KEY = {'release': 'v26.5', 'python': '3.12', 'packages': ['torch==2.12.0+rocm7.15.0a20260720'],
@@ -241,9 +239,57 @@ def test_pips_debris_is_removed_by_the_first_pip_stage_of_the_run_only(stage, ru
     assert plan['debris'] == (DEBRIS if removes else [])
 
 
+def run_stages(run, skip):
+    return stage_state.run_plan(ENTRIES, run, skip)['stages']
+
+
 def test_the_plan_lists_verify_last_and_torchrec_only_when_asked():
-    optional = CORE['primus_optional_stages']
-    every = run_stages(['all'], [], ORDER, optional)
-    assert every[-1] == 'verify' and 'torchrec' not in every and len(every) == 17
-    assert run_stages(['torchrec', 'verify'], [], ORDER, optional) == ['torchrec', 'verify']
-    assert run_stages(['preflight'], [], ORDER, optional) == []
+    every = run_stages(['all'], [])
+    assert every[-1] == 'verify' and 'torchrec' not in every and every == stage_registry.default_stages()
+    assert run_stages(['torchrec', 'verify'], []) == ['torchrec', 'verify']
+    assert run_stages(['preflight'], []) == []
+
+
+DEFAULT = [s for s in ORDER if s != 'torchrec']
+
+
+@pytest.mark.parametrize('run, skip, stages', [
+    (['all'], [], DEFAULT),
+    ([], [], DEFAULT),
+    (['preflight'], [], []),
+    (['te'], [], ['te']),
+    (['torch', 'venv'], [], ['venv', 'torch']),
+    (['all'], ['te', 'aiter'], [s for s in DEFAULT if s not in ('te', 'aiter')]),
+    (['torchrec'], [], ['torchrec']),
+    (['all', 'torchrec'], [], ORDER),
+    (['tagged'], [], DEFAULT),
+    (['untagged'], [], []),
+    (['never'], [], ['torchrec']),
+    (['verify'], [], ['verify']),
+    (['all', 'torchrec'], ['torchrec'], DEFAULT),
+])
+def test_run_stages(run, skip, stages):
+    assert run_stages(run, skip) == stages
+
+
+@pytest.mark.parametrize('run, check, lock', [
+    (['all'], False, True), (['all'], True, False), (['verify'], False, False), (['preflight'], False, False),
+    (['te', 'verify'], False, True),
+])
+def test_a_run_locks_only_when_it_may_change_the_base(run, check, lock):
+    assert stage_state.run_plan(ENTRIES, run, [], check)['lock'] is lock
+
+
+@pytest.mark.parametrize('entries, message', [
+    ([], 'non-empty list'),
+    ([{'name': 'a'}, {'name': 'a'}], 'listed twice'),
+    ([{'name': 'b', 'requires': ['a']}, {'name': 'a'}], 'b requires a, which is not listed before it'),
+    ([{'name': 'A'}], 'not a stage name'),
+    ([{'name': 'a', 'pip': 'yes'}], 'pip must be true or false'),
+    ([{'name': 'a', 'needs': []}], 'unknown fields needs'),
+    ([{'name': 'a', 'requires': 'venv'}], 'requires must be a list'),
+])
+def test_a_bad_registry_is_refused_naming_the_entry(entries, message):
+    with pytest.raises(stage_state.StageError) as err:
+        stage_state.registry(entries)
+    assert message in str(err.value)
