@@ -158,6 +158,24 @@ def max_jobs(cores, mem_available_bytes, override=None, archs=None, gib_per_arch
     return {'jobs': jobs, 'reason': reason}
 
 
+def decision_constants(decision):
+    """The constants of a decision's rule, for the generated files that apply the same rule where they are used.
+
+    max_jobs -> {'gib': bytes per GiB, 'gib_per_arch': JOB_GIB_PER_ARCH,
+    'jobs_without_memory_fact': JOBS_WITHOUT_MEMORY_FACT}: env.sh and the modulefile compute MAX_JOBS
+    for the node that sources or loads them.
+    """
+    constants = {
+        'max_jobs': {'gib': GIB, 'gib_per_arch': JOB_GIB_PER_ARCH,
+                     'jobs_without_memory_fact': JOBS_WITHOUT_MEMORY_FACT},
+    }
+    if decision not in constants:
+        raise AnsibleFilterError('no constants for the decision %r (known: %s)'
+                                 % (decision, ', '.join(sorted(constants))))
+    return dict(constants[decision])
+
+
+
 class FilterModule(object):
     """primus.trainenv decision filters."""
 
@@ -167,4 +185,5 @@ class FilterModule(object):
             'ck_atomic_fp32': ck_atomic_fp32,
             'device_packages': device_packages,
             'max_jobs': max_jobs,
+            'decision_constants': decision_constants,
         }

@@ -28,8 +28,9 @@ An entry, in order of evaluation::
 A value is a string (taken literally) or a list of parts, joined without separator: a string, or
 ``{ref: NAME}`` (the value of an earlier entry; ``form: csv`` turns ``;`` into ``,``), or
 ``{runtime: name}`` (known only where the environment is used: env.sh's and the modulefile's own
-logic compute ``user``, ``archs`` (the detected GPU archs, else the release's default) and
-``atomic``; a build environment gets them from the caller).
+logic compute ``user``, ``archs`` (the detected GPU archs, else the release's default),
+``atomic`` and ``max_jobs`` (from the node's CPUs and memory); a build environment gets them from the
+caller).
 
 A condition is ``{dir: <value>}`` or ``{file: <value>}``: that directory or file exists (checked where the
 environment is used), or ``{decided: true|false}``: decided when the table is rendered (the playbook

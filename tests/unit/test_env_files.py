@@ -20,8 +20,10 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
-from ansible_collections.primus.trainenv.plugins.module_utils.env_table import render_dict
+from ansible_collections.primus.trainenv.plugins.filter import decisions
+from ansible_collections.primus.trainenv.plugins.module_utils.env_table import render_dict, sh_quote, tcl_quote
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEMPLATES = os.path.join(REPO, "roles", "torch", "templates")
@@ -168,10 +170,13 @@ def make_hostile(tmp_path, evil):
     user = "tester"
     expected = render_dict(
         table,
-        runtime={"user": user, "archs": ";".join(variables["primus_pins"]["torch"]["default_archs"]), "atomic": "0"},
+        runtime={"user": user, "archs": ";".join(variables["primus_pins"]["torch"]["default_archs"]), "atomic": "0",
+                 "max_jobs": variables["preflight_plan"]["max_jobs"]},
         conditions={"venv": True, "constraints": True, "rocm_sdk": True, "z3": True},
         inherit={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "", "PIP_CONSTRAINT": "", "NLTK_DATA": ""})
-    env = environ(user, PRIMUS_BASE=base, PRIMUS_KFD_NODES=os.path.join(root, "no-kfd"))
+    # env.sh and the modulefile compute MAX_JOBS on the node; the hostile value arrives exported (and wins).
+    env = environ(user, PRIMUS_BASE=base, PRIMUS_KFD_NODES=os.path.join(root, "no-kfd"),
+                  MAX_JOBS=variables["preflight_plan"]["max_jobs"])
     return root, env_sh, modulefile, expected, env, str(tmp_path)
 
 
@@ -193,6 +198,9 @@ def test_the_hostile_values_reach_every_kind_of_entry(hostile):
         text = handle.read()
     # Comments carry values escaped: no hostile line break survives into a comment.
     assert "on node1\\x0a$(touch PWNED9)\\x5c." in text
+    # The plan's MAX_JOBS is the build's: neither file holds it.
+    with open(modulefile) as handle:
+        assert "PWNED8" not in text and "PWNED8" not in handle.read()
 
 
 def test_env_sh_with_hostile_values_runs_nothing_and_is_exact(hostile):
@@ -304,7 +312,7 @@ def test_env_sh_creates_its_own_cache_dir_private(tmp_path):
 
 BUILD_ENV = ("{{ primus_env_table | primus.trainenv.env_dict("
              "runtime={'user': primus_node.user, 'archs': preflight_plan.pytorch_rocm_arch, "
-             "'atomic': preflight_plan.ck_atomic_fp32}, "
+             "'atomic': preflight_plan.ck_atomic_fp32, 'max_jobs': preflight_plan.max_jobs}, "
              "conditions={'venv': true, 'constraints': true, 'rocm_sdk': true, 'z3': false}, "
              "inherit=primus_node.environment, overrides={'GPU_ARCHS': preflight_plan.pytorch_rocm_arch}) }}")
 
@@ -335,6 +343,29 @@ def test_a_cross_compiling_build_environment_from_the_same_table(tmp_path):
                 or name == "VIRTUAL_ENV"), name
         assert ("setenv %s " % name in module or "-path %s " % name in module or "-path -d { } %s " % name in module
                 or '-path -d " " %s ' % name in module), name
+
+
+def build_steps_environment(variables):
+    """The environment of build steps as the playbook decides it (the task of roles/preflight/tasks/sources.yml)."""
+    with open(os.path.join(REPO, "roles", "preflight", "tasks", "sources.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    task = [t for t in tasks if t.get("name") == "Decide the environment of build steps"][0]
+    expression = task["ansible.builtin.set_fact"]["preflight_environment"]
+    return render(dict(variables, primus_pip_environment={}), expression)[0]
+
+
+def test_build_steps_keep_the_plans_max_jobs():
+    """The plan's MAX_JOBS reaches the build steps; env.sh and the modulefile compute their node's instead."""
+    variables = layout("/b", max_jobs=13)
+    variables["preflight_plan"].update(pytorch_rocm_arch="gfx942;gfx950", ck_atomic_fp32="1")
+    variables["primus_node"] = {"user": "alice", "environment": {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "",
+                                                                 "PIP_CONSTRAINT": "", "NLTK_DATA": ""}}
+    env = build_steps_environment(variables)
+    env_sh, module = render(variables, "env.sh.j2", "modulefile.tcl.j2")
+    assert env["MAX_JOBS"] == "13"
+    assert '[ -n "${MAX_JOBS:-}" ] || MAX_JOBS="$_primus_max_jobs"; export MAX_JOBS' in env_sh
+    assert 'setenv MAX_JOBS [set primus_env(MAX_JOBS) [primus_getenv MAX_JOBS "$primus_rt(max_jobs)"]]' in module
+    assert "'13'" not in env_sh and "{13}" not in module
 
 
 # ------------------------------------------------------------------ aiter's JIT cache on the node
@@ -386,3 +417,103 @@ def test_modulefile_keeps_aiter_jit_on_the_node_with_the_prebuilt_kernels_linked
     assert jit == cache + "/aiter-jit" and os.stat(jit).st_mode & 0o077 == 0
     assert sorted(os.listdir(jit)) == ["module_activation.so", "module_aiter_enum.so"]
     assert os.readlink(jit + "/module_aiter_enum.so") == aiter_jit + "/module_aiter_enum.so"
+
+
+# ------------------------------------------------------------------ MAX_JOBS of the node that uses the files
+
+GIB_KIB = decisions.GIB // 1024
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a fake /proc/meminfo needs root (unshare -m, mount --bind); "
+                                                       "CI runs the unit tests as root")
+TWO_CPUS = pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="needs CPUs 0 and 1 (taskset -c 0,1)")
+LOADERS = ["bash", "tclsh", "modulecmd"]
+
+
+@pytest.fixture(scope="module")
+def node_files(tmp_path_factory):
+    """env.sh and the modulefile of a base whose release default is two archs (no GPU on the test node)."""
+    tmp = tmp_path_factory.mktemp("max-jobs")
+    base = str(tmp / "base")
+    variables = layout(base, archs=("gfx942", "gfx950"), max_jobs=99)
+    make_base(variables, venv=False)
+    env_text, module_text = render(variables, "env.sh.j2", "modulefile.tcl.j2")
+    return (str(tmp), base, write(str(tmp / "out" / "env.sh"), env_text),
+            write(str(tmp / "out" / "modulefiles" / "primus" / "v26.5"), module_text), env_text, module_text)
+
+
+def on_fake_node(node_files, loader, cpus, mem_kib, **extra):
+    """MAX_JOBS after sourcing env.sh / loading the modulefile in a clean environment, on CPUs cpus (taskset)
+    with MemAvailable mem_kib kB (None: no such line) in a /proc/meminfo bind-mounted in a mount namespace."""
+    tmp, base, env_sh, modulefile, _env_text, _module_text = node_files
+    lines = ["MemTotal:       %d kB" % (2 * 1024 * GIB_KIB), "MemFree:        1024 kB"]
+    if mem_kib is not None:
+        lines.append("MemAvailable:   %d kB" % mem_kib)
+    meminfo = write(os.path.join(tmp, "meminfo-%s" % mem_kib), "\n".join(lines + ["Buffers:        0 kB", ""]))
+    if loader == "bash":
+        argv = ["bash", "-c", 'source "$1" && env -0', "bash", env_sh]
+    elif loader == "modulecmd":
+        argv = ["bash", "-c", 'eval "$(modulecmd bash load "$1")" && env -0', "bash", modulefile]
+    else:
+        argv = [TCLSH, write(os.path.join(tmp, "shim.tcl"), TCL_SHIM), modulefile]
+    env = environ("tester", PRIMUS_BASE=base, PRIMUS_KFD_NODES=os.path.join(tmp, "no-kfd"), **extra)
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           'mount --bind "$1" /proc/meminfo && shift && exec taskset -c "$@"', "sh", meminfo, cpus]
+                          + argv, cwd=tmp, env=env, capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return parse_env0(proc.stdout)["MAX_JOBS"]
+
+
+def need(loader):
+    if loader == "tclsh" and TCLSH is None:
+        pytest.skip("tclsh is not installed (apt install tcl)")
+    if loader == "modulecmd" and MODULECMD is None:
+        pytest.skip("Environment Modules is not installed (apt install environment-modules)")
+
+
+def test_the_files_take_the_rule_s_constants_from_the_plan_s_code(node_files):
+    env_text, module_text = node_files[4:]
+    for name, value in (("gib", decisions.GIB), ("per_arch", decisions.JOB_GIB_PER_ARCH),
+                        ("cap", decisions.JOBS_WITHOUT_MEMORY_FACT)):
+        assert "-v %s=%s" % (name, sh_quote(value)) in env_text, name
+    for name, value in (("gib", decisions.GIB), ("per_arch", decisions.JOB_GIB_PER_ARCH),
+                        ("cap", decisions.JOBS_WITHOUT_MEMORY_FACT)):
+        assert "set jobs_%s %s\n" % (name, tcl_quote(value)) in module_text, name
+    assert "'99'" not in env_text and "{99}" not in module_text   # the plan's value is the build's only
+
+
+# (CPUs, MemAvailable in KiB or None, PYTORCH_ROCM_ARCH or None (the release's two archs), OMP_NUM_THREADS or None)
+NODES = {
+    "one-cpu-much-memory": ("0", 400 * GIB_KIB, None, None),
+    "two-cpus-much-memory": ("0,1", 400 * GIB_KIB, None, None),
+    "two-jobs-of-two-archs-exactly": ("0,1", 2 * 2 * decisions.JOB_GIB_PER_ARCH * GIB_KIB, None, None),
+    "a-kib-short-of-two-jobs": ("0,1", 2 * 2 * decisions.JOB_GIB_PER_ARCH * GIB_KIB - 1, None, None),
+    "one-arch-two-jobs-exactly": ("0,1", 2 * decisions.JOB_GIB_PER_ARCH * GIB_KIB, "gfx942", None),
+    "one-arch-a-kib-short": ("0,1", 2 * decisions.JOB_GIB_PER_ARCH * GIB_KIB - 1, "gfx942", None),
+    "less-than-one-job": ("0,1", 5 * GIB_KIB, None, None),
+    "no-memavailable": ("0,1", None, None, None),
+    "omp-threads-do-not-count": ("0,1", 400 * GIB_KIB, None, "1"),
+}
+
+
+@AS_ROOT
+@TWO_CPUS
+@pytest.mark.parametrize("loader", LOADERS)
+@pytest.mark.parametrize("node", sorted(NODES))
+def test_max_jobs_is_the_plan_s_rule_on_the_node_that_uses_the_files(node_files, loader, node):
+    need(loader)
+    cpus, mem_kib, archs, omp = NODES[node]
+    extra = dict(([("PYTORCH_ROCM_ARCH", archs)] if archs else []) + ([("OMP_NUM_THREADS", omp)] if omp else []))
+    got = on_fake_node(node_files, loader, cpus, mem_kib, **extra)
+    want = decisions.max_jobs(len(cpus.split(",")), (mem_kib or 0) * 1024, None, archs or ["gfx942", "gfx950"])
+    assert got == str(want["jobs"]), (got, want)
+
+
+@AS_ROOT
+@TWO_CPUS
+@pytest.mark.parametrize("loader", LOADERS)
+def test_max_jobs_differs_between_nodes_and_an_exported_one_wins(node_files, loader):
+    need(loader)
+    small = on_fake_node(node_files, loader, "0", 5 * GIB_KIB)
+    large = on_fake_node(node_files, loader, "0,1", 400 * GIB_KIB)
+    assert (small, large) == ("1", "2")
+    assert on_fake_node(node_files, loader, "0,1", 400 * GIB_KIB, MAX_JOBS="37") == "37"
+    assert on_fake_node(node_files, loader, "0", 5 * GIB_KIB, MAX_JOBS="37") == "37"

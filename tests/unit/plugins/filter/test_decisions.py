@@ -12,6 +12,7 @@ from ansible_collections.primus.trainenv.plugins.filter.decisions import (
     FilterModule,
     _arch_list,
     ck_atomic_fp32,
+    decision_constants,
     device_packages,
     max_jobs,
     te_mode,
@@ -23,7 +24,7 @@ TEMPLATES = ['amd-torch-device-{arch}==2.12.0+rocm7.15.0a20260720', 'rocm-sdk-de
 
 
 def test_filter_names():
-    assert sorted(FilterModule().filters()) == sorted(['te_mode', 'ck_atomic_fp32', 'device_packages', 'max_jobs'])
+    assert sorted(FilterModule().filters()) == sorted(['te_mode', 'ck_atomic_fp32', 'device_packages', 'max_jobs', 'decision_constants'])
 
 
 def test_arch_list_names_a_bad_entry():
@@ -144,3 +145,16 @@ def test_max_jobs_without_memory_fact():
     assert result['jobs'] == decisions.JOBS_WITHOUT_MEMORY_FACT
     assert 'unknown' in result['reason']
     assert max_jobs(None, None)['jobs'] == 1
+
+
+def test_decision_constants_are_the_max_jobs_rule_s():
+    constants = decision_constants('max_jobs')
+    assert constants == {'gib': GIB, 'gib_per_arch': decisions.JOB_GIB_PER_ARCH,
+                         'jobs_without_memory_fact': decisions.JOBS_WITHOUT_MEMORY_FACT}
+    # With them, the generated files apply max_jobs' rule: the budget per job is per arch.
+    per_job = constants['gib_per_arch'] * 2 * constants['gib']
+    assert max_jobs(64, 3 * per_job, None, ['gfx942', 'gfx950'])['jobs'] == 3
+    assert max_jobs(64, 3 * per_job - 1, None, ['gfx942', 'gfx950'])['jobs'] == 2
+    with pytest.raises(AnsibleFilterError, match="no constants for the decision 'te_mode'"):
+        decision_constants('te_mode')
+

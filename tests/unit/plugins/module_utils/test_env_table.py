@@ -144,6 +144,19 @@ def test_render_dict_overrides_flow_into_later_references():
     assert "ROCM" not in env and "PATH" not in env
 
 
+def test_render_dict_keeps_the_plan_s_max_jobs_where_the_files_compute_their_node_s():
+    """MAX_JOBS as roles/primus/vars/env.yml has it: a build step gets the caller's (the plan's) value; env.sh and
+    the modulefile refer to the value their own logic computes where they are used."""
+    jobs = table({"name": "MAX_JOBS", "how": "default", "value": [{"runtime": "max_jobs"}]})
+    assert render_dict(jobs, runtime={"max_jobs": 13}) == {"MAX_JOBS": "13"}
+    assert render_dict(jobs, runtime={"max_jobs": "13"}, overrides={"MAX_JOBS": "2"}) == {"MAX_JOBS": "2"}
+    with pytest.raises(EnvTableError, match="runtime value 'max_jobs' was not given"):
+        render_dict(jobs, runtime={"archs": "gfx942"})
+    assert render_sh(jobs) == '[ -n "${MAX_JOBS:-}" ] || MAX_JOBS="$_primus_max_jobs"; export MAX_JOBS'
+    assert render_tcl(jobs) == ('setenv MAX_JOBS [set primus_env(MAX_JOBS) '
+                                '[primus_getenv MAX_JOBS "$primus_rt(max_jobs)"]]')
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"conditions": {"sdk": True}, "inherit": {"PATH": "", "LIST": ""}}, "runtime value 'archs' was not given"),
     ({"runtime": {"archs": "x"}, "inherit": {"PATH": "", "LIST": ""}}, "say whether it holds"),
