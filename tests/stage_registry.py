@@ -33,3 +33,9 @@ def built_stages():
     """The default stages that build something: not optional, not read-only, not manifest."""
     v = views()
     return [s for s in v['order'] if s not in v['optional'] and s not in v['read_only'] and s != 'manifest']
+
+
+def pins():
+    """The release pins (roles/primus/vars/releases/v26.5.yml)."""
+    with open(os.path.join(ROOT, 'roles', 'primus', 'vars', 'releases', 'v26.5.yml')) as handle:
+        return yaml.safe_load(handle)['primus_pins']

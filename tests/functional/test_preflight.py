@@ -25,8 +25,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HOSTS = os.path.join(REPO, "tests", "world", "hosts")
 CONTROLLER_BIN = os.path.dirname(sys.executable)
 GIB = 1024 ** 3
-ORDER = ("venv torch flash_attn te torchtune torchao pydeps grouped_gemm causal_conv1d mamba primus aiter "
-         "turbo boto cleanup manifest").split()
 
 CALLBACK_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 

@@ -21,11 +21,15 @@ from world.lib import repos as world_repos  # noqa: E402
 
 pytestmark = pytest.mark.functional
 
-STAGES = "venv,torch,flash_attn,te,torchtune,torchao,grouped_gemm,causal_conv1d,mamba"
-BUILT = ("flash_attn", "te", "torchtune", "torchao", "grouped_gemm", "causal_conv1d", "mamba")
-# Each build's package and the arch variable it reads (tests/world/README.md, source-built stand-ins).
-PACKAGE = {"flash_attn": "flash_attn", "te": "transformer_engine", "torchtune": "torchtune", "torchao": "torchao",
-           "grouped_gemm": "grouped_gemm", "causal_conv1d": "causal_conv1d", "mamba": "mamba_ssm"}
+import stage_registry  # noqa: E402
+
+# The stages of the registry built from the pins' sources (aiter and turbo, which need more, are test_repo_stages'),
+# each with the package its build installs (the import name is the distribution's).
+_SOURCES = stage_registry.pins()["sources"]
+BUILT = tuple(s for s in stage_registry.views()["order"]
+              if "build" in _SOURCES.get(s, {}) and s not in ("aiter", "turbo"))
+STAGES = ",".join(("venv", "torch") + BUILT)
+PACKAGE = dict((s, _SOURCES[s]["build"]["distribution"]) for s in BUILT)
 ARCH_DEPENDENT = set(BUILT) - {"torchtune"}
 CK_JIT_BEFORE = '    mv -n "$_TMP_SO" "$OUTPUT"'
 CK_JIT_AFTER = '    mv -n "$_TMP_SO" "$OUTPUT" 2>/dev/null || true'
