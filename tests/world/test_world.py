@@ -634,6 +634,84 @@ def test_quack_needs_cutlass_453_and_nanobind_collides(venv):
     assert proc.returncode == -signal.SIGABRT and "Critical nanobind error" in proc.stdout
 
 
+NANOBIND_ABORT = 'Critical nanobind error: refusing to add duplicate key "ERROR" to enumeration "'
+
+
+def _served_wheels(root, project):
+    """{version: path} of the PyPI stand-in's wheels of project."""
+    files = index.distribution_files(os.path.join(root, "pypi", "files"))
+    return dict((index.parse_filename(os.path.basename(rel))[1], path) for rel, path in files.items()
+                if rel.endswith(".whl") and index.parse_filename(os.path.basename(rel))[0] == project)
+
+
+def test_nanobind_clash_aborts_whichever_of_flydsl_and_cutlass_loads_second(served, venv, tmp_path):
+    """AMD-AGI/Primus#955: one process-wide nanobind registry; each flydsl x nvidia-cutlass-dsl pair, both orders."""
+    flydsl, cutlass = _served_wheels(served["root"], "flydsl"), _served_wheels(served["root"], "nvidia-cutlass-dsl")
+    assert len(flydsl) >= 4 and len(cutlass) >= 3
+    trees = {}
+    for project, wheels in (("flydsl", flydsl), ("cutlass", cutlass)):
+        for version, path in wheels.items():
+            trees[project, version] = str(tmp_path / ("%s-%s" % (project, version)))
+            with zipfile.ZipFile(path) as wheel:
+                wheel.extractall(trees[project, version])
+
+    def load(first, second=None):
+        code = "import sys; sys.path[:0] = sys.argv[1:]; import %s" % first[0]
+        if second:
+            code += "; print('%s loaded'); sys.stdout.flush(); import %s" % (first[0], second[0])
+        return run([venv.python, "-c", code, trees[first]] + ([trees[second]] if second else []), check=False)
+
+    for key in sorted(trees):
+        assert load(key).returncode == 0, key  # alone, each version imports
+    for fly in sorted(k for k in trees if k[0] == "flydsl"):
+        for cut in sorted(k for k in trees if k[0] == "cutlass"):
+            for first, second in ((fly, cut), (cut, fly)):
+                proc = load(first, second)
+                assert proc.returncode == -signal.SIGABRT, (first, second, proc.stdout)
+                assert proc.stdout.startswith("%s loaded\n%s" % (first[0], NANOBIND_ABORT)), proc.stdout
+    # as pip installs them, into one venv
+    venv.pip("install", "--quiet", "--no-deps", "flydsl==0.2.4", "nvidia-cutlass-dsl==4.5.3")
+    for order in ("flydsl, cutlass", "cutlass, flydsl"):
+        proc = venv.py("import " + order, check=False)
+        assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, (order, proc.stdout)
+    assert venv.py("import flydsl.expr.vector").returncode == 0
+    assert venv.py("import cutlass.cute; print(cutlass.cute.core.ThrCopy.__name__)").stdout == "ThrCopy\n"
+
+
+def test_quack_imports_cutlass(venv):
+    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1", "nvidia-cutlass-dsl==4.5.3", "flydsl==0.2.4")
+    probe = "import sys, quack; print(sorted(m for m in sys.modules if m.split('.')[0] in ('cutlass', 'flydsl')))"
+    assert venv.py(probe).stdout == "['cutlass', 'cutlass._mlir', 'cutlass.cute', 'cutlass.cute.core']\n"
+    proc = venv.py("import quack, flydsl", check=False)  # cutlass first, through quack
+    assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, proc.stdout
+    venv.pip("uninstall", "--quiet", "--yes", "nvidia-cutlass-dsl", index=None)
+    assert "ModuleNotFoundError: No module named 'cutlass'" in venv.py("import quack", check=False).stdout
+
+
+def test_mamba_imports_quack_optionally(served, venv, tmp_path):
+    """mamba_ssm's CuTe DSL step (modules.mamba3 -> ops.cute.mamba3 -> cutlass, quack) is optional: only an
+    ImportError is tolerated. Imported from the checkout (its Python files are what the build installs)."""
+    mamba = clone(served, "mamba", tmp_path / "mamba", "--branch", "enable-primus-hybrid-models")
+    env = venv.env(PYTHONPATH=mamba)
+    probe = ("import sys, mamba_ssm; print(mamba_ssm.modules.mamba3.mamba3_step_fn is not None, "
+             "'cutlass._mlir' in sys.modules)")
+    assert venv.py(probe, env=env).stdout == "False False\n"  # neither quack-kernels nor nvidia-cutlass-dsl
+    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1")
+    assert venv.py(probe, env=env).stdout == "False False\n"  # quack without cutlass: an ImportError
+    venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.5.3")
+    assert venv.py(probe, env=env).stdout == "True True\n"
+    venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.6.0")
+    proc = venv.py("import mamba_ssm", check=False, env=env)  # not an ImportError: it surfaces
+    assert "AttributeError: module 'cutlass.cute.core' has no attribute 'ThrCopy'" in proc.stdout, proc.stdout
+    venv.pip("uninstall", "--quiet", "--yes", "quack-kernels", index=None)
+    assert venv.py(probe, env=env).stdout == "False True\n"  # cutlass is loaded before quack is missed
+    venv.pip("install", "--quiet", "--no-deps", "flydsl==0.2.4")
+    proc = venv.py("import flydsl, mamba_ssm", check=False, env=env)
+    assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, proc.stdout
+    venv.pip("uninstall", "--quiet", "--yes", "nvidia-cutlass-dsl", index=None)
+    assert venv.py("import flydsl, mamba_ssm", env=env).returncode == 0
+
+
 def test_tensorstore_0145_is_sdist_only(venv, tmp_path):
     proc = venv.pip("download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(tmp_path),
                     "tensorstore==0.1.45", check=False)

@@ -75,7 +75,7 @@ backend = "hip"
 
 NANOBIND = '''\
 """MLIR Python bindings of %(owner)s (stand-in). nanobind keeps one process-wide type registry:
-whichever of flydsl / nvidia-cutlass-dsl loads second aborts the process (Primus#955)."""
+whichever of flydsl / nvidia-cutlass-dsl loads second aborts the process (AMD-AGI/Primus#955)."""
 import os
 import sys
 
@@ -130,7 +130,13 @@ class TiledCopy(object):
 '''
 
 QUACK_INIT = '''\
-"""Stand-in for quack-kernels %(version)s (primus.trainenv test world): not the real package."""
+"""Stand-in for quack-kernels %(version)s (primus.trainenv test world): not the real package.
+
+Like the real one (quack.rmsnorm, quack.softmax, ... which its __init__ imports), importing quack
+imports cutlass, so it loads nvidia-cutlass-dsl's MLIR bindings (and aborts a process that already
+loaded FlyDSL's: AMD-AGI/Primus#955), and 0.3.1 needs cute.core.ThrCopy, which cutlass-dsl 4.6 removed.
+"""
+import cutlass  # noqa: F401
 import cutlass.cute as cute
 
 __version__ = "%(version)s"

@@ -252,20 +252,33 @@ CAUSAL_CONV1D = {"name": "causal_conv1d", "version": "1.5.2", "packages": ["caus
                  "arch_env": ["HIP_ARCHITECTURES"], "requires": ["torch", "packaging", "ninja"]}
 
 MAMBA = {"name": "mamba_ssm", "version": "2.2.5", "packages": ["mamba_ssm", "mamba_ssm.modules", "mamba_ssm.ops",
-         "mamba_ssm.ops.cute"], "ext": "selective_scan_cuda", "sources": ["csrc/selective_scan.cpp"],
-         "needs_torch": True, "arch_env": ["PYTORCH_ROCM_ARCH"],
+         "mamba_ssm.ops.cute", "mamba_ssm.ops.cute.mamba3"], "ext": "selective_scan_cuda",
+         "sources": ["csrc/selective_scan.cpp"], "needs_torch": True, "arch_env": ["PYTORCH_ROCM_ARCH"],
          "requires": ["torch", "triton", "ninja", "einops", "transformers", "packaging", "setuptools>=61.0.0",
                       "quack-kernels==0.3.1", "tilelang"]}
 
+# Mamba-3's CuTe DSL decode step is optional, as in state-spaces/mamba: modules/mamba3.py imports
+# ops/cute/mamba3/mamba3_step_fn.py under `except ImportError`, and that module imports cutlass and
+# then quack at import time. Without nvidia-cutlass-dsl or quack-kernels, `import mamba_ssm` works;
+# with them it loads cutlass's MLIR bindings (which abort a process that loaded FlyDSL's,
+# AMD-AGI/Primus#955), and quack 0.3.1's AttributeError under cutlass-dsl >= 4.6 (no
+# cute.core.ThrCopy) is no ImportError: it propagates.
 MAMBA_FILES = {
     "mamba_ssm/modules/__init__.py": "",
-    "mamba_ssm/modules/mamba3.py": "from ..ops.cute import mamba3 as _cute  # noqa: F401\n",
+    "mamba_ssm/modules/mamba3.py": (
+        '"""Mamba-3 (stand-in): the CuTe DSL decode step is optional (CUDA-only kernels)."""\n'
+        "try:\n    from ..ops.cute.mamba3.mamba3_step_fn import mamba3_step_fn\n"
+        "except ImportError:\n    mamba3_step_fn = None\n"),
     "mamba_ssm/ops/__init__.py": "",
     "mamba_ssm/ops/cute/__init__.py": "",
-    "mamba_ssm/ops/cute/mamba3.py": (
-        '"""CuTe DSL kernels: CUDA-only; absent on ROCm, where the import degrades quietly."""\n'
-        "try:\n    import quack  # noqa: F401  (-> cutlass: quack 0.3.1 needs cute.core.ThrCopy)\n"
-        "except ImportError:\n    quack = None\n"),
+    "mamba_ssm/ops/cute/mamba3/__init__.py": "",
+    "mamba_ssm/ops/cute/mamba3/mamba3_step_fn.py": (
+        '"""Mamba-3 decode step in CuTe DSL (stand-in): imports cutlass, then quack, like upstream."""\n'
+        "import cutlass  # noqa: F401\n"
+        "import cutlass.cute as cute  # noqa: F401\n"
+        "import quack  # noqa: F401  (quack-kernels 0.3.1 needs cute.core.ThrCopy)\n\n\n"
+        "def mamba3_step_fn(*_args, **_kwargs):\n"
+        '    raise RuntimeError("the CuTe DSL kernels need an NVIDIA GPU")\n'),
 }
 
 AITER = {"name": "amd-aiter", "version": "0.14.0.post1", "packages": ["aiter"], "ext": "aiter.jit_stub",
