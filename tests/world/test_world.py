@@ -886,6 +886,37 @@ def test_source_builds_record_env_and_fail_like_upstream(rocm_venv, tmp_path):
     assert record["offload_arch"] == ["gfx942"] and record["prebuilt_attempted"] is False
 
 
+def test_flash_attention_tries_a_prebuilt_wheel_unless_forced(rocm_venv, tmp_path):
+    """ROCm/flash-attention setup.py: bdist_wheel first asks the GitHub release for a prebuilt wheel (here the
+    world's URL, which answers 404: the request is in server.log), then builds; FLASH_ATTENTION_FORCE_BUILD=TRUE
+    skips the request."""
+    v = rocm_venv
+    fa = clone(v.world, "flash-attention", tmp_path / "fa", "--recursive")
+    git(fa, "checkout", "--quiet", v.world["sources"]["flash_attn"]["pinned"])
+    git(fa, "submodule", "update", "--init", "--recursive")
+    wheel = "flash_attn-2.8.3+rocm715torch2.12cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    url = v.world["github_releases"] + "/Dao-AILab/flash-attention/releases/download/v2.8.3/" + wheel
+    assert url.startswith(v.world["base_url"] + "/github/")
+    requested = '"GET %s HTTP/1.1" 404 ' % url[len(v.world["base_url"]):]
+    for force in (None, "TRUE"):
+        git(fa, "clean", "-xdfq")  # pip builds in the tree: no build/ left from the first round
+        offset = os.path.getsize(os.path.join(v.world["root"], "server.log"))
+        env = dict(v.build_env, GPU_ARCHS="gfx942", **({"FLASH_ATTENTION_FORCE_BUILD": force} if force else {}))
+        out = str(tmp_path / ("wheels-%s" % force))
+        v.pip("wheel", "--quiet", "--no-build-isolation", "--no-deps", "-w", out, fa, env=v.env(**env))
+        log = _log_since(v.world["root"], offset)
+        with zipfile.ZipFile(glob.glob(os.path.join(out, "flash_attn-*.whl"))[0]) as built:
+            record = json.loads(built.read("flash_attn/world_build.json"))
+            assert [n for n in built.namelist() if n.startswith("flash_attn_2_cuda.")]  # compiled here
+        assert record["env"]["FLASH_ATTENTION_FORCE_BUILD"] == force and record["offload_arch"] == ["gfx942"]
+        if force:
+            assert "/github/" not in log and record["prebuilt_attempted"] is False
+            assert "prebuilt_error" not in record
+        else:
+            assert log.count(requested) == 1, log
+            assert record["prebuilt_attempted"] is True and record["prebuilt_error"] == "HTTP Error 404: File not found"
+
+
 def test_mamba_pulls_tilelang_and_quack(rocm_venv, tmp_path):
     v = rocm_venv
     mamba = clone(v.world, "mamba", tmp_path / "mamba", "--branch", "enable-primus-hybrid-models")
