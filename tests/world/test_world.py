@@ -5,6 +5,8 @@ PRIMUS_WORLD_DIR to reuse an already built world instead. Target venvs are made 
 PRIMUS_TEST_PYTHON312 (default: pyenv's 3.12.1) without pip; pip runs from the world's own
 pip wheel, isolated from this machine's pip configuration.
 """
+import base64
+import csv
 import email.parser
 import fnmatch
 import glob
@@ -710,6 +712,42 @@ def test_mamba_imports_quack_optionally(served, venv, tmp_path):
     assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, proc.stdout
     venv.pip("uninstall", "--quiet", "--yes", "nvidia-cutlass-dsl", index=None)
     assert venv.py("import flydsl, mamba_ssm", env=env).returncode == 0
+
+
+def _record(dist_info):
+    with open(os.path.join(dist_info, "RECORD")) as handle:
+        return dict((row[0], row[1]) for row in csv.reader(handle) if row and row[1])
+
+
+def test_mlflow_distributions_share_files_byte_for_byte(served, venv):
+    """Like the real 3.11.1 wheels: mlflow-tracing's files are a subset of mlflow-skinny's, those of mlflow's,
+    and a file two of them ship (mlflow/__init__.py: all three) has the same bytes, so every RECORD that
+    claims an installed file matches it."""
+    wheels = {}
+    for project in ("mlflow", "mlflow-skinny", "mlflow-tracing"):
+        (version, path), = _served_wheels(served["root"], project).items()
+        with zipfile.ZipFile(path) as wheel:
+            wheels[project] = dict((n, wheel.read(n)) for n in wheel.namelist() if n.startswith("mlflow/"))
+    assert set(wheels["mlflow-tracing"]) < set(wheels["mlflow-skinny"]) < set(wheels["mlflow"])
+    assert all(wheels["mlflow"][n] == data for p in wheels for n, data in wheels[p].items())
+    venv.pip("install", "--quiet", "--no-deps", "mlflow-tracing==3.11.1")
+    flags = "import mlflow.version as v; print(v.IS_TRACING_SDK_ONLY, v.IS_MLFLOW_SKINNY, v.IS_FULL_MLFLOW)"
+    assert venv.py(flags).stdout == "True False False\n"
+    venv.pip("install", "--quiet", "--no-deps", "mlflow-skinny==3.11.1", "mlflow==3.11.1")
+    assert venv.py(flags).stdout == "False False True\n"
+    imported = venv.py("import mlflow; print(mlflow.__version__, mlflow.pyfunc.__name__)").stdout
+    assert imported == "3.11.1 mlflow.pyfunc\n"
+    claims = {}
+    for dist_info in glob.glob(os.path.join(venv.site, "mlflow*.dist-info")):
+        for path, digest in _record(dist_info).items():
+            if path.startswith("mlflow/"):
+                claims.setdefault(path, {})[os.path.basename(dist_info)] = digest
+    assert sorted(claims["mlflow/__init__.py"]) == ["mlflow-3.11.1.dist-info", "mlflow_skinny-3.11.1.dist-info",
+                                                     "mlflow_tracing-3.11.1.dist-info"]
+    for path, by_dist in claims.items():
+        with open(os.path.join(venv.site, path), "rb") as handle:
+            digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(handle.read()).digest()).rstrip(b"=").decode()
+        assert set(by_dist.values()) == {digest}, (path, by_dist)
 
 
 def test_tensorstore_0145_is_sdist_only(venv, tmp_path):

@@ -143,6 +143,50 @@ __version__ = "%(version)s"
 ThrCopy = cute.core.ThrCopy
 '''
 
+# --- mlflow / mlflow-skinny / mlflow-tracing (one `mlflow` package, three distributions) ---------
+#
+# The real wheels split one package: mlflow-tracing's files are a subset of mlflow-skinny's, which
+# are a subset of mlflow's, and every file two of them ship has the same bytes in both (3.11.1:
+# mlflow/__init__.py has one sha256 in all three RECORDs). Which of them is installed is read at
+# import time from the installed distributions (mlflow/version.py). The stand-ins below keep that:
+# the shared files depend on the version only, never on the distribution.
+
+MLFLOW_INIT = '''\
+"""Stand-in for mlflow %(version)s (primus.trainenv test world): not the real package.
+
+mlflow, mlflow-skinny and mlflow-tracing %(version)s all ship this file, with the same bytes."""
+from mlflow.version import IS_TRACING_SDK_ONLY, VERSION
+
+__version__ = VERSION
+
+from mlflow import tracing  # noqa: E402,F401
+
+if not IS_TRACING_SDK_ONLY:
+    from mlflow import pyfunc  # noqa: F401
+'''
+
+MLFLOW_VERSION = '''\
+"""mlflow.version (stand-in): which of mlflow, mlflow-skinny, mlflow-tracing is installed."""
+import importlib.metadata
+
+VERSION = "%(version)s"
+
+
+def _is_package_installed(package_name):
+    try:
+        importlib.metadata.version(package_name)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+IS_TRACING_SDK_ONLY = not any(_is_package_installed(pkg) for pkg in ["mlflow", "mlflow-skinny"])
+IS_MLFLOW_SKINNY = _is_package_installed("mlflow-skinny") and not _is_package_installed("mlflow")
+IS_FULL_MLFLOW = _is_package_installed("mlflow")
+'''
+
+MLFLOW_SERVER_UI = "<!doctype html><title>MLflow</title><!-- stand-in: the UI only mlflow ships -->\n"
+
 # --- small helpers other tools import -----------------------------------------------------------
 
 TYPING_EXTENSIONS = '''\
