@@ -165,6 +165,7 @@ def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SN
         "base_url": base_url,
         "port": port,
         "indexes": index_urls(base_url),
+        "github_releases": base_url + repos.GITHUB_RELEASES,  # serves nothing: prebuilt-wheel probes get 404
         "repos": repo_info,
         "sources": dict((c, {"repo": url_of(n), "repo_name": n, "pinned": commits[n].get("pinned")})
                         for c, n in repos.COMPONENTS.items()),

@@ -5,6 +5,8 @@ PRIMUS_WORLD_DIR to reuse an already built world instead. Target venvs are made 
 PRIMUS_TEST_PYTHON312 (default: pyenv's 3.12.1) without pip; pip runs from the world's own
 pip wheel, isolated from this machine's pip configuration.
 """
+import base64
+import csv
 import email.parser
 import fnmatch
 import glob
@@ -634,6 +636,120 @@ def test_quack_needs_cutlass_453_and_nanobind_collides(venv):
     assert proc.returncode == -signal.SIGABRT and "Critical nanobind error" in proc.stdout
 
 
+NANOBIND_ABORT = 'Critical nanobind error: refusing to add duplicate key "ERROR" to enumeration "'
+
+
+def _served_wheels(root, project):
+    """{version: path} of the PyPI stand-in's wheels of project."""
+    files = index.distribution_files(os.path.join(root, "pypi", "files"))
+    return dict((index.parse_filename(os.path.basename(rel))[1], path) for rel, path in files.items()
+                if rel.endswith(".whl") and index.parse_filename(os.path.basename(rel))[0] == project)
+
+
+def test_nanobind_clash_aborts_whichever_of_flydsl_and_cutlass_loads_second(served, venv, tmp_path):
+    """AMD-AGI/Primus#955: one process-wide nanobind registry; each flydsl x nvidia-cutlass-dsl pair, both orders."""
+    flydsl, cutlass = _served_wheels(served["root"], "flydsl"), _served_wheels(served["root"], "nvidia-cutlass-dsl")
+    assert len(flydsl) >= 4 and len(cutlass) >= 3
+    trees = {}
+    for project, wheels in (("flydsl", flydsl), ("cutlass", cutlass)):
+        for version, path in wheels.items():
+            trees[project, version] = str(tmp_path / ("%s-%s" % (project, version)))
+            with zipfile.ZipFile(path) as wheel:
+                wheel.extractall(trees[project, version])
+
+    def load(first, second=None):
+        code = "import sys; sys.path[:0] = sys.argv[1:]; import %s" % first[0]
+        if second:
+            code += "; print('%s loaded'); sys.stdout.flush(); import %s" % (first[0], second[0])
+        return run([venv.python, "-c", code, trees[first]] + ([trees[second]] if second else []), check=False)
+
+    for key in sorted(trees):
+        assert load(key).returncode == 0, key  # alone, each version imports
+    for fly in sorted(k for k in trees if k[0] == "flydsl"):
+        for cut in sorted(k for k in trees if k[0] == "cutlass"):
+            for first, second in ((fly, cut), (cut, fly)):
+                proc = load(first, second)
+                assert proc.returncode == -signal.SIGABRT, (first, second, proc.stdout)
+                assert proc.stdout.startswith("%s loaded\n%s" % (first[0], NANOBIND_ABORT)), proc.stdout
+    # as pip installs them, into one venv
+    venv.pip("install", "--quiet", "--no-deps", "flydsl==0.2.4", "nvidia-cutlass-dsl==4.5.3")
+    for order in ("flydsl, cutlass", "cutlass, flydsl"):
+        proc = venv.py("import " + order, check=False)
+        assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, (order, proc.stdout)
+    assert venv.py("import flydsl.expr.vector").returncode == 0
+    assert venv.py("import cutlass.cute; print(cutlass.cute.core.ThrCopy.__name__)").stdout == "ThrCopy\n"
+
+
+def test_quack_imports_cutlass(venv):
+    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1", "nvidia-cutlass-dsl==4.5.3", "flydsl==0.2.4")
+    probe = "import sys, quack; print(sorted(m for m in sys.modules if m.split('.')[0] in ('cutlass', 'flydsl')))"
+    assert venv.py(probe).stdout == "['cutlass', 'cutlass._mlir', 'cutlass.cute', 'cutlass.cute.core']\n"
+    proc = venv.py("import quack, flydsl", check=False)  # cutlass first, through quack
+    assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, proc.stdout
+    venv.pip("uninstall", "--quiet", "--yes", "nvidia-cutlass-dsl", index=None)
+    assert "ModuleNotFoundError: No module named 'cutlass'" in venv.py("import quack", check=False).stdout
+
+
+def test_mamba_imports_quack_optionally(served, venv, tmp_path):
+    """mamba_ssm's CuTe DSL step (modules.mamba3 -> ops.cute.mamba3 -> cutlass, quack) is optional: only an
+    ImportError is tolerated. Imported from the checkout (its Python files are what the build installs)."""
+    mamba = clone(served, "mamba", tmp_path / "mamba", "--branch", "enable-primus-hybrid-models")
+    env = venv.env(PYTHONPATH=mamba)
+    probe = ("import sys, mamba_ssm; print(mamba_ssm.modules.mamba3.mamba3_step_fn is not None, "
+             "'cutlass._mlir' in sys.modules)")
+    assert venv.py(probe, env=env).stdout == "False False\n"  # neither quack-kernels nor nvidia-cutlass-dsl
+    venv.pip("install", "--quiet", "--no-deps", "quack-kernels==0.3.1")
+    assert venv.py(probe, env=env).stdout == "False False\n"  # quack without cutlass: an ImportError
+    venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.5.3")
+    assert venv.py(probe, env=env).stdout == "True True\n"
+    venv.pip("install", "--quiet", "--no-deps", "nvidia-cutlass-dsl==4.6.0")
+    proc = venv.py("import mamba_ssm", check=False, env=env)  # not an ImportError: it surfaces
+    assert "AttributeError: module 'cutlass.cute.core' has no attribute 'ThrCopy'" in proc.stdout, proc.stdout
+    venv.pip("uninstall", "--quiet", "--yes", "quack-kernels", index=None)
+    assert venv.py(probe, env=env).stdout == "False True\n"  # cutlass is loaded before quack is missed
+    venv.pip("install", "--quiet", "--no-deps", "flydsl==0.2.4")
+    proc = venv.py("import flydsl, mamba_ssm", check=False, env=env)
+    assert proc.returncode == -signal.SIGABRT and NANOBIND_ABORT in proc.stdout, proc.stdout
+    venv.pip("uninstall", "--quiet", "--yes", "nvidia-cutlass-dsl", index=None)
+    assert venv.py("import flydsl, mamba_ssm", env=env).returncode == 0
+
+
+def _record(dist_info):
+    with open(os.path.join(dist_info, "RECORD")) as handle:
+        return dict((row[0], row[1]) for row in csv.reader(handle) if row and row[1])
+
+
+def test_mlflow_distributions_share_files_byte_for_byte(served, venv):
+    """Like the real 3.11.1 wheels: mlflow-tracing's files are a subset of mlflow-skinny's, those of mlflow's,
+    and a file two of them ship (mlflow/__init__.py: all three) has the same bytes, so every RECORD that
+    claims an installed file matches it."""
+    wheels = {}
+    for project in ("mlflow", "mlflow-skinny", "mlflow-tracing"):
+        (version, path), = _served_wheels(served["root"], project).items()
+        with zipfile.ZipFile(path) as wheel:
+            wheels[project] = dict((n, wheel.read(n)) for n in wheel.namelist() if n.startswith("mlflow/"))
+    assert set(wheels["mlflow-tracing"]) < set(wheels["mlflow-skinny"]) < set(wheels["mlflow"])
+    assert all(wheels["mlflow"][n] == data for p in wheels for n, data in wheels[p].items())
+    venv.pip("install", "--quiet", "--no-deps", "mlflow-tracing==3.11.1")
+    flags = "import mlflow.version as v; print(v.IS_TRACING_SDK_ONLY, v.IS_MLFLOW_SKINNY, v.IS_FULL_MLFLOW)"
+    assert venv.py(flags).stdout == "True False False\n"
+    venv.pip("install", "--quiet", "--no-deps", "mlflow-skinny==3.11.1", "mlflow==3.11.1")
+    assert venv.py(flags).stdout == "False False True\n"
+    imported = venv.py("import mlflow; print(mlflow.__version__, mlflow.pyfunc.__name__)").stdout
+    assert imported == "3.11.1 mlflow.pyfunc\n"
+    claims = {}
+    for dist_info in glob.glob(os.path.join(venv.site, "mlflow*.dist-info")):
+        for path, digest in _record(dist_info).items():
+            if path.startswith("mlflow/"):
+                claims.setdefault(path, {})[os.path.basename(dist_info)] = digest
+    assert sorted(claims["mlflow/__init__.py"]) == ["mlflow-3.11.1.dist-info", "mlflow_skinny-3.11.1.dist-info",
+                                                     "mlflow_tracing-3.11.1.dist-info"]
+    for path, by_dist in claims.items():
+        with open(os.path.join(venv.site, path), "rb") as handle:
+            digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(handle.read()).digest()).rstrip(b"=").decode()
+        assert set(by_dist.values()) == {digest}, (path, by_dist)
+
+
 def test_tensorstore_0145_is_sdist_only(venv, tmp_path):
     proc = venv.pip("download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(tmp_path),
                     "tensorstore==0.1.45", check=False)
@@ -806,6 +922,37 @@ def test_source_builds_record_env_and_fail_like_upstream(rocm_venv, tmp_path):
           env=v.env(HIP_ARCHITECTURES="gfx942", CAUSAL_CONV1D_FORCE_BUILD="TRUE", **v.build_env))
     record = json.load(open(os.path.join(v.site, "causal_conv1d", "world_build.json")))
     assert record["offload_arch"] == ["gfx942"] and record["prebuilt_attempted"] is False
+
+
+def test_flash_attention_tries_a_prebuilt_wheel_unless_forced(rocm_venv, tmp_path):
+    """ROCm/flash-attention setup.py: bdist_wheel first asks the GitHub release for a prebuilt wheel (here the
+    world's URL, which answers 404: the request is in server.log), then builds; FLASH_ATTENTION_FORCE_BUILD=TRUE
+    skips the request."""
+    v = rocm_venv
+    fa = clone(v.world, "flash-attention", tmp_path / "fa", "--recursive")
+    git(fa, "checkout", "--quiet", v.world["sources"]["flash_attn"]["pinned"])
+    git(fa, "submodule", "update", "--init", "--recursive")
+    wheel = "flash_attn-2.8.3+rocm715torch2.12cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    url = v.world["github_releases"] + "/Dao-AILab/flash-attention/releases/download/v2.8.3/" + wheel
+    assert url.startswith(v.world["base_url"] + "/github/")
+    requested = '"GET %s HTTP/1.1" 404 ' % url[len(v.world["base_url"]):]
+    for force in (None, "TRUE"):
+        git(fa, "clean", "-xdfq")  # pip builds in the tree: no build/ left from the first round
+        offset = os.path.getsize(os.path.join(v.world["root"], "server.log"))
+        env = dict(v.build_env, GPU_ARCHS="gfx942", **({"FLASH_ATTENTION_FORCE_BUILD": force} if force else {}))
+        out = str(tmp_path / ("wheels-%s" % force))
+        v.pip("wheel", "--quiet", "--no-build-isolation", "--no-deps", "-w", out, fa, env=v.env(**env))
+        log = _log_since(v.world["root"], offset)
+        with zipfile.ZipFile(glob.glob(os.path.join(out, "flash_attn-*.whl"))[0]) as built:
+            record = json.loads(built.read("flash_attn/world_build.json"))
+            assert [n for n in built.namelist() if n.startswith("flash_attn_2_cuda.")]  # compiled here
+        assert record["env"]["FLASH_ATTENTION_FORCE_BUILD"] == force and record["offload_arch"] == ["gfx942"]
+        if force:
+            assert "/github/" not in log and record["prebuilt_attempted"] is False
+            assert "prebuilt_error" not in record
+        else:
+            assert log.count(requested) == 1, log
+            assert record["prebuilt_attempted"] is True and record["prebuilt_error"] == "HTTP Error 404: File not found"
 
 
 def test_mamba_pulls_tilelang_and_quack(rocm_venv, tmp_path):

@@ -9,7 +9,9 @@ A stand-in's setup.py is this template plus a WORLD dict of its parameters. It:
 - waits while a test holds it (hold(): a file next to its source tree), so a run can be interrupted
   mid-build;
 - compiles a tiny real C++ extension: with $ROCM_PATH/bin/hipcc (the pip SDK) and one
-  --offload-arch per arch when ROCM_PATH is set, else with the host compiler.
+  --offload-arch per arch when ROCM_PATH is set, else with the host compiler;
+- lets a stand-in's extra code override setup() commands (cmdclass: flash-attention's bdist_wheel,
+  which asks for a prebuilt wheel first) and rewrite the record (write_record()).
 Setuptools only, no cmake.
 """
 import pprint
@@ -32,7 +34,7 @@ WORLD = %(world)s
 
 ENV_KEYS = ("GPU_ARCHS", "PYTORCH_ROCM_ARCH", "HIP_ARCHITECTURES", "HCC_AMDGPU_TARGET",
             "ROCM_AMDGPU_TARGETS", "MAX_JOBS", "ROCSHMEM_HOME", "CAUSAL_CONV1D_FORCE_BUILD",
-            "MAMBA_FORCE_BUILD", "PREBUILD_KERNELS", "ROCM_PATH", "ROCM_HOME")
+            "MAMBA_FORCE_BUILD", "FLASH_ATTENTION_FORCE_BUILD", "PREBUILD_KERNELS", "ROCM_PATH", "ROCM_HOME")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -115,11 +117,18 @@ if WORLD.get("hip", True) and hipcc and os.access(hipcc, os.X_OK):
 else:
     record["compiler"] = "host"
     record["offload_arch"] = []
+cmdclass = {}  # setup() commands a stand-in overrides (flash-attention's bdist_wheel)
 %(extra)s
 package_dir = os.path.join(HERE, *WORLD["packages"][0].split("."))
-with open(os.path.join(package_dir, "world_build.json"), "w") as handle:
-    json.dump(record, handle, indent=1, sort_keys=True)
-    handle.write("\\n")
+
+
+def write_record():
+    with open(os.path.join(package_dir, "world_build.json"), "w") as handle:
+        json.dump(record, handle, indent=1, sort_keys=True)
+        handle.write("\\n")
+
+
+write_record()
 
 package_data = dict(WORLD.get("package_data", {}))
 package_data.setdefault(WORLD["packages"][0], []).append("world_build.json")
@@ -137,6 +146,7 @@ setup(
     install_requires=WORLD.get("requires", []),
     extras_require=WORLD.get("extras", {}),
     python_requires=WORLD.get("python_requires"),
+    cmdclass=cmdclass,
     zip_safe=False,
 )
 '''

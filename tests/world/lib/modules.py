@@ -75,7 +75,7 @@ backend = "hip"
 
 NANOBIND = '''\
 """MLIR Python bindings of %(owner)s (stand-in). nanobind keeps one process-wide type registry:
-whichever of flydsl / nvidia-cutlass-dsl loads second aborts the process (Primus#955)."""
+whichever of flydsl / nvidia-cutlass-dsl loads second aborts the process (AMD-AGI/Primus#955)."""
 import os
 import sys
 
@@ -130,12 +130,62 @@ class TiledCopy(object):
 '''
 
 QUACK_INIT = '''\
-"""Stand-in for quack-kernels %(version)s (primus.trainenv test world): not the real package."""
+"""Stand-in for quack-kernels %(version)s (primus.trainenv test world): not the real package.
+
+Like the real one (quack.rmsnorm, quack.softmax, ... which its __init__ imports), importing quack
+imports cutlass, so it loads nvidia-cutlass-dsl's MLIR bindings (and aborts a process that already
+loaded FlyDSL's: AMD-AGI/Primus#955), and 0.3.1 needs cute.core.ThrCopy, which cutlass-dsl 4.6 removed.
+"""
+import cutlass  # noqa: F401
 import cutlass.cute as cute
 
 __version__ = "%(version)s"
 ThrCopy = cute.core.ThrCopy
 '''
+
+# --- mlflow / mlflow-skinny / mlflow-tracing (one `mlflow` package, three distributions) ---------
+#
+# The real wheels split one package: mlflow-tracing's files are a subset of mlflow-skinny's, which
+# are a subset of mlflow's, and every file two of them ship has the same bytes in both (3.11.1:
+# mlflow/__init__.py has one sha256 in all three RECORDs). Which of them is installed is read at
+# import time from the installed distributions (mlflow/version.py). The stand-ins below keep that:
+# the shared files depend on the version only, never on the distribution.
+
+MLFLOW_INIT = '''\
+"""Stand-in for mlflow %(version)s (primus.trainenv test world): not the real package.
+
+mlflow, mlflow-skinny and mlflow-tracing %(version)s all ship this file, with the same bytes."""
+from mlflow.version import IS_TRACING_SDK_ONLY, VERSION
+
+__version__ = VERSION
+
+from mlflow import tracing  # noqa: E402,F401
+
+if not IS_TRACING_SDK_ONLY:
+    from mlflow import pyfunc  # noqa: F401
+'''
+
+MLFLOW_VERSION = '''\
+"""mlflow.version (stand-in): which of mlflow, mlflow-skinny, mlflow-tracing is installed."""
+import importlib.metadata
+
+VERSION = "%(version)s"
+
+
+def _is_package_installed(package_name):
+    try:
+        importlib.metadata.version(package_name)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+IS_TRACING_SDK_ONLY = not any(_is_package_installed(pkg) for pkg in ["mlflow", "mlflow-skinny"])
+IS_MLFLOW_SKINNY = _is_package_installed("mlflow-skinny") and not _is_package_installed("mlflow")
+IS_FULL_MLFLOW = _is_package_installed("mlflow")
+'''
+
+MLFLOW_SERVER_UI = "<!doctype html><title>MLflow</title><!-- stand-in: the UI only mlflow ships -->\n"
 
 # --- small helpers other tools import -----------------------------------------------------------
 

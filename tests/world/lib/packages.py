@@ -241,6 +241,27 @@ def _cutlass_files(version):
                       "cutlass/cute/core.py": modules.CUTLASS_CORE_OLD if thrcopy else modules.CUTLASS_CORE_NEW}}
 
 
+# mlflow's package, split over three distributions like the real 3.11.1 wheels: (path, the
+# distributions that ship it); a file two of them ship has the same bytes in both.
+MLFLOW_SPLIT = (
+    ("mlflow/__init__.py", ("mlflow", "mlflow-skinny", "mlflow-tracing")),
+    ("mlflow/version.py", ("mlflow", "mlflow-skinny", "mlflow-tracing")),
+    ("mlflow/tracing/__init__.py", ("mlflow", "mlflow-skinny", "mlflow-tracing")),
+    ("mlflow/pyfunc/__init__.py", ("mlflow", "mlflow-skinny")),
+    ("mlflow/server/__init__.py", ("mlflow", "mlflow-skinny")),
+    ("mlflow/server/js/build/index.html", ("mlflow",)),
+)
+
+
+def _mlflow_files(project):
+    def files(version):
+        content = {"mlflow/__init__.py": _fmt(modules.MLFLOW_INIT, "mlflow", version),
+                   "mlflow/version.py": _fmt(modules.MLFLOW_VERSION, "mlflow", version),
+                   "mlflow/server/js/build/index.html": modules.MLFLOW_SERVER_UI}
+        return {"files": dict((path, content.get(path, "")) for path, owners in MLFLOW_SPLIT if project in owners)}
+    return files
+
+
 def _module(name):
     return lambda _version: {"module": name}
 
@@ -270,7 +291,8 @@ def _behaviours(libz3, cuda_of):
         "pyyaml": _module("yaml"), "pillow": _module("PIL"), "python-dateutil": _module("dateutil"),
         "six": _module("six.py"), "py-cpuinfo": _module("cpuinfo"), "protobuf": _module("google/protobuf"),
         "inquirerpy": _module("InquirerPy"), "absl-py": _module("absl"), "grpcio": _module("grpc"),
-        "mlflow-skinny": _module("mlflow"), "pytest-random-order": _module("random_order"),
+        "mlflow": _mlflow_files("mlflow"), "mlflow-skinny": _mlflow_files("mlflow-skinny"),
+        "mlflow-tracing": _mlflow_files("mlflow-tracing"), "pytest-random-order": _module("random_order"),
         "antlr4-python3-runtime": _module("antlr4"), "apache-tvm-ffi": _module("tvm_ffi"),
         "hip-python": _module("hip"),
         # pynvml is a thin wrapper over nvidia-ml-py (which provides the pynvml module)

@@ -247,25 +247,94 @@ else:
     record["prebuilt_attempted"] = False
 '''
 
+# ROCm/flash-attention setup.py: its bdist_wheel (CachedWheelsCommand) first downloads a prebuilt
+# wheel from the GitHub release of the version unless FLASH_ATTENTION_FORCE_BUILD=TRUE, and builds
+# from source when that fails. Here the release URL is the world's (GITHUB_RELEASES below), which
+# serves no wheel: the request answers 404 and shows in the server's log (server.log).
+FA_PREBUILT = '''
+import platform
+import urllib.error
+import urllib.request
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
+except ImportError:  # setuptools < 70.1
+    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel
+
+BASE_WHEEL_URL = "%(releases)s/Dao-AILab/flash-attention/releases/download/{tag_name}/{wheel_name}"
+FORCE_BUILD = os.getenv("FLASH_ATTENTION_FORCE_BUILD", "FALSE") == "TRUE"
+record["prebuilt_attempted"] = False
+
+
+def get_wheel_url():
+    torch_version = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    hip_version = "".join(torch.version.hip.split(".")[:2])
+    python_version = "cp%%d%%d" %% sys.version_info[:2]
+    cxx11_abi = str(getattr(getattr(torch, "_C", None), "_GLIBCXX_USE_CXX11_ABI", True)).upper()
+    wheel_filename = "flash_attn-%%s+rocm%%storch%%scxx11abi%%s-%%s-%%s-linux_%%s.whl" %% (
+        version(), hip_version, torch_version, cxx11_abi, python_version, python_version, platform.uname().machine)
+    return BASE_WHEEL_URL.format(tag_name="v" + version(), wheel_name=wheel_filename), wheel_filename
+
+
+class CachedWheelsCommand(_bdist_wheel):
+    def run(self):
+        if FORCE_BUILD:
+            return super().run()
+        wheel_url, wheel_filename = get_wheel_url()
+        print("Guessing wheel URL: ", wheel_url)
+        record["prebuilt_attempted"] = True
+        try:
+            urllib.request.urlretrieve(wheel_url, wheel_filename)
+            os.makedirs(self.dist_dir, exist_ok=True)
+            impl_tag, abi_tag, plat_tag = self.get_tag()
+            os.rename(wheel_filename, os.path.join(self.dist_dir, "%%s-%%s-%%s-%%s.whl" %% (
+                self.wheel_dist_name, impl_tag, abi_tag, plat_tag)))
+        except (urllib.error.HTTPError, urllib.error.URLError) as exc:
+            print("Precompiled wheel not found. Building from source...")
+            record["prebuilt_error"] = str(exc)
+            write_record()  # before build_py copies it into the wheel
+            super().run()
+
+
+cmdclass["bdist_wheel"] = CachedWheelsCommand
+'''
+
+# Where the world serves its stand-in of github.com/<owner>/<repo>/releases/download/ (nothing:
+# every request answers 404).
+GITHUB_RELEASES = "/github"
+
 CAUSAL_CONV1D = {"name": "causal_conv1d", "version": "1.5.2", "packages": ["causal_conv1d"],
                  "ext": "causal_conv1d_cuda", "sources": ["csrc/causal_conv1d.cpp"], "needs_torch": True,
                  "arch_env": ["HIP_ARCHITECTURES"], "requires": ["torch", "packaging", "ninja"]}
 
 MAMBA = {"name": "mamba_ssm", "version": "2.2.5", "packages": ["mamba_ssm", "mamba_ssm.modules", "mamba_ssm.ops",
-         "mamba_ssm.ops.cute"], "ext": "selective_scan_cuda", "sources": ["csrc/selective_scan.cpp"],
-         "needs_torch": True, "arch_env": ["PYTORCH_ROCM_ARCH"],
+         "mamba_ssm.ops.cute", "mamba_ssm.ops.cute.mamba3"], "ext": "selective_scan_cuda",
+         "sources": ["csrc/selective_scan.cpp"], "needs_torch": True, "arch_env": ["PYTORCH_ROCM_ARCH"],
          "requires": ["torch", "triton", "ninja", "einops", "transformers", "packaging", "setuptools>=61.0.0",
                       "quack-kernels==0.3.1", "tilelang"]}
 
+# Mamba-3's CuTe DSL decode step is optional, as in state-spaces/mamba: modules/mamba3.py imports
+# ops/cute/mamba3/mamba3_step_fn.py under `except ImportError`, and that module imports cutlass and
+# then quack at import time. Without nvidia-cutlass-dsl or quack-kernels, `import mamba_ssm` works;
+# with them it loads cutlass's MLIR bindings (which abort a process that loaded FlyDSL's,
+# AMD-AGI/Primus#955), and quack 0.3.1's AttributeError under cutlass-dsl >= 4.6 (no
+# cute.core.ThrCopy) is no ImportError: it propagates.
 MAMBA_FILES = {
     "mamba_ssm/modules/__init__.py": "",
-    "mamba_ssm/modules/mamba3.py": "from ..ops.cute import mamba3 as _cute  # noqa: F401\n",
+    "mamba_ssm/modules/mamba3.py": (
+        '"""Mamba-3 (stand-in): the CuTe DSL decode step is optional (CUDA-only kernels)."""\n'
+        "try:\n    from ..ops.cute.mamba3.mamba3_step_fn import mamba3_step_fn\n"
+        "except ImportError:\n    mamba3_step_fn = None\n"),
     "mamba_ssm/ops/__init__.py": "",
     "mamba_ssm/ops/cute/__init__.py": "",
-    "mamba_ssm/ops/cute/mamba3.py": (
-        '"""CuTe DSL kernels: CUDA-only; absent on ROCm, where the import degrades quietly."""\n'
-        "try:\n    import quack  # noqa: F401  (-> cutlass: quack 0.3.1 needs cute.core.ThrCopy)\n"
-        "except ImportError:\n    quack = None\n"),
+    "mamba_ssm/ops/cute/mamba3/__init__.py": "",
+    "mamba_ssm/ops/cute/mamba3/mamba3_step_fn.py": (
+        '"""Mamba-3 decode step in CuTe DSL (stand-in): imports cutlass, then quack, like upstream."""\n'
+        "import cutlass  # noqa: F401\n"
+        "import cutlass.cute as cute  # noqa: F401\n"
+        "import quack  # noqa: F401  (quack-kernels 0.3.1 needs cute.core.ThrCopy)\n\n\n"
+        "def mamba3_step_fn(*_args, **_kwargs):\n"
+        '    raise RuntimeError("the CuTe DSL kernels need an NVIDIA GPU")\n'),
 }
 
 AITER = {"name": "amd-aiter", "version": "0.14.0.post1", "packages": ["aiter"], "ext": "aiter.jit_stub",
@@ -342,9 +411,10 @@ def all_repos(url_of):
     ck = ("composable_kernel", "pinned")
     repos = [CK, HIPIFY, CUTLASS, AUTOMODEL, MEGATRON, primus(url_of),
              _logging_repo("mlcommons-logging"), _logging_repo("mlperf-logging")]
+    base_url = url_of("flash-attention").rsplit("/git/", 1)[0]
     repos.append(_pinned_then_later(
         "flash-attention", "main", "ROCm/flash-attention", FA, "flash-attention at the v26.5 pin",
-        sub={"csrc/composable_kernel": ck},
+        sub={"csrc/composable_kernel": ck}, extra=FA_PREBUILT % {"releases": base_url + GITHUB_RELEASES},
         init_body="import flash_attn_2_cuda  # noqa: E402,F401  (the compiled extension)\n"))
     te_files = {"transformer_engine/lib/ck_jit/ck_jit_compile.sh": _ck_jit()}
     repos.append(_pinned_then_later(
