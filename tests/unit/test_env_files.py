@@ -26,7 +26,7 @@ from ansible_collections.primus.trainenv.plugins.filter import decisions
 from ansible_collections.primus.trainenv.plugins.module_utils.env_table import render_dict, sh_quote, tcl_quote
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TEMPLATES = os.path.join(REPO, "roles", "torch", "templates")
+TEMPLATES = os.path.join(REPO, "roles", "primus", "templates")
 COLLECTIONS = os.path.join(REPO, ".collections")
 TCLSH = shutil.which("tclsh")
 MODULECMD = shutil.which("modulecmd")
@@ -82,6 +82,7 @@ def layout(base, build=None, cache=None, release="v26.5", archs=("gfx942", "gfx9
     return {
         "inventory_hostname": host,
         "preflight_plan": {"max_jobs": max_jobs, "jit_local": jit_local},
+        "primus_jit_local": jit_local,
         "primus_pins": {"release": release, "python_version": python_version, "torch": {"default_archs": list(archs)}},
         "primus_paths": {
             "base": base, "venv": venv, "venv_python": venv + "/bin/python", "site_packages": site,
@@ -164,7 +165,7 @@ def make_hostile(tmp_path, evil):
     aiter_jit = variables["primus_paths"]["site_packages"] + "/aiter/jit"
     os.makedirs(aiter_jit)
     write(aiter_jit + "/module_aiter_enum.so", "prebuilt")
-    env_text, module_text, table = render(variables, "env.sh.j2", "modulefile.tcl.j2", "{{ primus_env_table }}")
+    env_text, module_text, table = render(variables, "env.sh.j2", "modulefile.tcl.j2", "{{ primus_env_table | combine({'conditions': {'jit_local': {'decided': primus_jit_local}}}, recursive=true) }}")
     env_sh = write(os.path.join(str(tmp_path), "out", "env.sh"), env_text)
     modulefile = write(os.path.join(str(tmp_path), "out", "modulefiles", "primus", "v26.5"), module_text)
     user = "tester"
@@ -310,7 +311,8 @@ def test_env_sh_creates_its_own_cache_dir_private(tmp_path):
 
 # ------------------------------------------------------------------ a build environment from the same table
 
-BUILD_ENV = ("{{ primus_env_table | primus.trainenv.env_dict("
+BUILD_ENV = ("{{ primus_env_table | combine({'conditions': {'jit_local': {'decided': preflight_plan.jit_local}}}, "
+             "recursive=true) | primus.trainenv.env_dict("
              "runtime={'user': primus_node.user, 'archs': preflight_plan.pytorch_rocm_arch, "
              "'atomic': preflight_plan.ck_atomic_fp32, 'max_jobs': preflight_plan.max_jobs}, "
              "conditions={'venv': true, 'constraints': true, 'rocm_sdk': true, 'z3': false}, "

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'plugins', 'modules')
 from module_runner import ROOT, run_module  # noqa: E402  (module_runner lives beside the module tests)
 
 HOSTS = os.path.join(ROOT, 'tests', 'world', 'hosts')
-TEMPLATES = os.path.join(ROOT, 'roles', 'torch', 'templates')
+TEMPLATES = os.path.join(ROOT, 'roles', 'primus', 'templates')
 BEGIN, END = '>>> GPU arch detection', '<<< GPU arch detection'
 
 # host -> (archs rocminfo finds, archs the KFD topology has). A node uses rocminfo, else KFD.
