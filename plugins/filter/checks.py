@@ -5,7 +5,7 @@
 """preflight_problems: preflight's checks before the lock; check_results: verify's verdicts (each documented in a
 YAML file of its name next to this one).
 
-The logic of preflight_problems is plugins/module_utils/preflight_checks.py.
+The logic of preflight_problems is plugins/plugin_utils/preflight_checks.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,7 +14,7 @@ __metaclass__ = type
 import signal
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.module_utils import preflight_checks
+from ansible_collections.primus.trainenv.plugins.plugin_utils import preflight_checks
 
 
 def preflight_problems(facts):

@@ -19,7 +19,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import (
     KNOWN_ARCHS,
     normalize_arch_list,
 )
-from ansible_collections.primus.trainenv.plugins.module_utils.preflight_checks import GIB, TE_MODES
+from ansible_collections.primus.trainenv.plugins.plugin_utils.preflight_checks import GIB, TE_MODES
 
 # Peak resident memory budgeted per parallel compile job, per GPU arch being compiled for.
 # The heavy builds (flash-attention's and TransformerEngine's CK kernels, aiter, Primus-Turbo)

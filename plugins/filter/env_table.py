@@ -6,14 +6,14 @@
 
 Each filter is documented in a YAML file of the same name next to this one
 (``ansible-doc -t filter primus.trainenv.env_sh``); the logic is
-plugins/module_utils/env_table.py, unit-tested on its own.
+plugins/plugin_utils/env_table.py, unit-tested on its own.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.module_utils import env_table as _table
+from ansible_collections.primus.trainenv.plugins.plugin_utils import env_table as _table
 
 
 def _wrap(function):

@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Source-build decisions as pure Jinja2 filters (logic in module_utils/source_build.py).
+"""Source-build decisions as pure Jinja2 filters (logic in plugin_utils/source_build.py).
 
 Each filter is documented in a YAML file of the same name next to this one.
 """
@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.module_utils import source_build, stage_state
+from ansible_collections.primus.trainenv.plugins.plugin_utils import source_build, stage_state
 
 
 def source_plans(sources, names, commits, context):

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """GPU architecture detection: pure parsers for rocminfo output and KFD topology trees.
 
-Formats (see upstream-facts section 4):
+Formats (as Primus env.sh and rocminfo/KFD print them):
 
 * rocminfo prints a header (``ROCk module is loaded``, the HSA system attributes) and then one
   block per HSA agent, each opened by three lines ``*******`` / ``Agent N`` / ``*******``.

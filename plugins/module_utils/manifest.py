@@ -6,7 +6,7 @@
 
 The upstream installer's manifest dumps the whole environment (``env.txt``) under PRIMUS_BASE,
 HF_TOKEN and WANDB_API_KEY included, and records neither the checkouts' commits nor the arch,
-TE mode or glibc (upstream-facts §9). This one records those, and before anything is written:
+TE mode or glibc (Primus setup.sh stage_manifest). This one records those, and before anything is written:
 
 - anything that looks like an environment dump (a key named env/environ/environment..., a mapping
   holding several of PATH, HOME, USER..., a text or list of ``NAME=value`` lines) is stripped;

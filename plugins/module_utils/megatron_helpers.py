@@ -7,7 +7,7 @@ why it cannot be replaced (pure functions; the module runs the commands).
 
 Megatron's datasets Makefile names its output ``helpers_cpp$(LIBEXT)`` with LIBEXT taken from
 ``python3-config --extension-suffix``; a venv ships no python3-config, so the name falls back to
-the system interpreter's suffix (or to none) and a 3.12 venv never imports it (upstream-facts §8).
+the system interpreter's suffix (or to none) and a 3.12 venv never imports it (Primus setup.sh compile_megatron_helpers).
 The module passes ``LIBEXT=<EXT_SUFFIX of the venv's python>`` instead. A stale extension under
 that name (a root-owned build bind-mounted from another OS) is removed first; removing a file
 needs write and search permission on its directory, and in a sticky directory ownership of the

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import write_atomic
 from ansible_collections.primus.trainenv.plugins.module_utils.stage_state import StageError, canonical_json
 
-# --- ck_jit_compile.sh (upstream-facts 2.4.1, 12.3) ----------------------------------------------
+# --- ck_jit_compile.sh (Primus setup.sh patch_te_ck_jit; the later v26.7 setup.sh accepts upstream's own fix) ----------------------------------------------
 
 CK_JIT_RELPATH = 'transformer_engine/lib/ck_jit/ck_jit_compile.sh'
 CK_JIT_NAME = 'ck_jit_compile.sh'

@@ -398,9 +398,10 @@ def playbook(tmp_path_factory, target, world, python312):
     counter = [0]
 
     def run(tags=None, base=None, gpu_host="mi300x", check=False, diff=False, extra=None, env=None, args=(),
-            background=False, hosts=None):
+            background=False, hosts=None, playbook_file="playbooks/primus.yml"):
         """background=True: start it in a process group of its own and return a Background (finish() waits).
-        hosts={name: host vars}: one run over several inventory hosts of the target (vars in the inventory)."""
+        hosts={name: host vars}: one run over several inventory hosts of the target (vars in the inventory).
+        playbook_file: another playbook (a test's variant of the site playbook)."""
         counter[0] += 1
         inventory = tmp / ("inventory-%d.json" % counter[0])
         host_dir = os.path.join(target.hosts_dir, gpu_host)
@@ -423,7 +424,7 @@ def playbook(tmp_path_factory, target, world, python312):
         vars_file = tmp / ("vars-%d.json" % counter[0])
         vars_file.write_text(json.dumps(extra_vars))
         results = str(tmp / ("results-%d.jsonl" % counter[0]))
-        argv = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", str(inventory), "playbooks/primus.yml",
+        argv = [os.path.join(CONTROLLER_BIN, "ansible-playbook"), "-i", str(inventory), playbook_file,
                 "-e", "@%s" % vars_file]
         if tags:
             argv += ["--tags", tags]

@@ -18,7 +18,8 @@ from harness import REPO, record_timing, tree_state
 from harness import installed as venv_installed
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
-from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, source_build  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils import base_lock  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.plugin_utils import source_build  # noqa: E402
 
 pytestmark = pytest.mark.functional
 

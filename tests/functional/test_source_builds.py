@@ -4,6 +4,7 @@ the simulated world: one base converged with every build stage, then changed inp
 The tests share one module-scoped base and run in file order: the last ones leave it broken on
 purpose (the unpinned CUTLASS DSL)."""
 import collections
+import contextlib
 import hashlib
 import json
 import os
@@ -33,7 +34,7 @@ PACKAGE = dict((s, _SOURCES[s]["build"]["distribution"]) for s in BUILT)
 ARCH_DEPENDENT = set(BUILT) - {"torchtune"}
 CK_JIT_BEFORE = '    mv -n "$_TMP_SO" "$OUTPUT"'
 CK_JIT_AFTER = '    mv -n "$_TMP_SO" "$OUTPUT" 2>/dev/null || true'
-Converged = collections.namedtuple("Converged", "base cache build first second logs_before logs_after")
+Converged = collections.namedtuple("Converged", "base cache build first second logs_before logs_after requests")
 
 
 def site(base):
@@ -83,6 +84,18 @@ def pins_variant(world, tmp_path, name, change):
     return str(path)
 
 
+@contextlib.contextmanager
+def server_log(world):
+    """The world server's log lines written inside the block (a one-item list, filled when it ends)."""
+    path = os.path.join(world["root"], "server.log")
+    start = os.path.getsize(path) if os.path.exists(path) else 0
+    found = []
+    yield found
+    with open(path, errors="replace") as handle:
+        handle.seek(start)
+        found.append(handle.read())
+
+
 @pytest.fixture(scope="module")
 def dirs(target):
     """A base and this module's own build and cache directories (an earlier session's wheel cache must
@@ -101,16 +114,18 @@ def run(playbook, dirs):
 
 
 @pytest.fixture(scope="module")
-def converged(run, dirs):
+def converged(run, dirs, world):
     base, cache, build = dirs
-    first = run(STAGES)
+    with server_log(world) as requests:
+        first = run(STAGES)
     assert first.rc == 0, first
     record_timing("venv,torch + the 7 source-built stages on an empty base (unprivileged, SSH)", first.seconds)
     logs_before = tree_state(os.path.join(base, "logs"))
     # With role variables private to their roles: every role reads the published primus_settings.
     second = run(STAGES, env={"ANSIBLE_PRIVATE_ROLE_VARS": "True"})
     record_timing("venv,torch + the 7 source-built stages, converged re-run", second.seconds)
-    return Converged(base, cache, build, first, second, logs_before, tree_state(os.path.join(base, "logs")))
+    return Converged(base, cache, build, first, second, logs_before, tree_state(os.path.join(base, "logs")),
+                     requests[0])
 
 
 def test_every_build_stage_converges_with_its_arch_list_flags_and_patches(converged, target, world):
@@ -153,9 +168,11 @@ def test_every_build_stage_converges_with_its_arch_list_flags_and_patches(conver
         lines = handle.read().splitlines()
     assert lines.count(CK_JIT_AFTER) == 1 and CK_JIT_BEFORE not in lines
     assert te["outputs"]["ck_jit"] == "patched"
-    # mamba with nvidia-cutlass-dsl pinned to 4.5.3 (quack-kernels 0.3.1 imports ThrCopy).
+    # mamba built with nvidia-cutlass-dsl pinned to 4.5.3 first (no CUDA wheel of 4.6 fetched), then the CUTLASS DSL
+    # stack removed again, as upstream does (primus_mamba_cutlass: purge, the default).
     have = installed(target, base)
-    assert have["nvidia-cutlass-dsl"] == "4.5.3" and have["apache-tvm-ffi"] == "0.1.11"
+    assert have["apache-tvm-ffi"] == "0.1.11" and stamp(base, "mamba")["outputs"]["cutlass"] == "purge"
+    assert not [n for n in have if n.startswith(("quack-kernels", "nvidia-cutlass-dsl"))], sorted(have)
     assert not [n for n in have if n.startswith("nvidia-") and n.endswith(("-cu12", "-cu13"))]
     # The environment as a user gets it: env.sh, then the imports.
     proc = target.bash("export PRIMUS_BASE='%s' && source \"$PRIMUS_BASE/env.sh\" && python -c 'import transformer_engine, flash_attn, mamba_ssm, "
@@ -293,7 +310,9 @@ def test_unpinned_cutlass_is_refused_by_the_forbid_list_then_breaks_mamba_with_t
     def unpin_unforbid(pins):
         unpin(pins)
         pins["pip_forbid"] = []
-    broken = run("mamba", extra={"primus_release_file": pins_variant(world, tmp_path, "open", unpin_unforbid)})
+    # Kept (primus_mamba_cutlass: pin), the unpinned CUTLASS DSL 4.6 breaks quack-kernels' import.
+    broken = run("mamba", extra={"primus_release_file": pins_variant(world, tmp_path, "open", unpin_unforbid),
+                                 "primus_mamba_cutlass": "pin"})
     assert broken.rc != 0
     failed = failure(broken)
     assert task_name(failed) == "Stop - mamba_ssm cannot be imported"
@@ -312,3 +331,82 @@ def test_te_wheel_mode_imports_in_the_glibc_2_41_root(trixie_playbook, trixie_ta
     assert "transformer-engine-rocm-torch" in te["outputs"]["distributions"]
     proc = trixie_target.run([base + "/venv/bin/python", "-c", "import transformer_engine; print('ok')"])
     assert proc.returncode == 0 and "ok" in proc.stdout, proc
+
+
+GITHUB_WHEEL = "GET /github/Dao-AILab/flash-attention/releases/download/"
+
+
+def test_flash_attention_fetches_no_prebuilt_wheel_unless_its_switch_is_removed(converged, run, world, tmp_path):
+    """FLASH_ATTENTION_FORCE_BUILD=TRUE (the pins' build.env): no request for a prebuilt wheel; without it, flash-attention's
+    setup.py asks GitHub releases first (the world answers 404 and the build goes on), so the switch is what stops it."""
+    base = converged.base
+    assert GITHUB_WHEEL not in converged.requests
+    assert build_record(base, "flash_attn")["prebuilt_attempted"] is False
+
+    def unforce(pins):
+        del pins["sources"]["flash_attn"]["build"]["env"]["FLASH_ATTENTION_FORCE_BUILD"]
+    with server_log(world) as requests:
+        fetching = run("flash_attn", extra={"primus_release_file": pins_variant(world, tmp_path, "unforced", unforce)})
+    assert fetching.rc == 0, fetching
+    assert built_in(fetching) == {"flash_attn"}, "another build key: another wheel"
+    assert GITHUB_WHEEL in requests[0] and build_record(base, "flash_attn")["prebuilt_attempted"] is True
+    back = run("flash_attn")
+    assert back.rc == 0 and built_in(back) == set(), back
+    assert build_record(base, "flash_attn")["prebuilt_attempted"] is False
+
+
+def env_table_with(name, value):
+    with open(os.path.join(REPO, "roles", "primus", "vars", "env.yml")) as handle:
+        table = yaml.safe_load(handle)["primus_env_table"]
+    for entry in table["entries"]:
+        if entry["name"] == name:
+            entry["value"] = value
+            return table
+    raise AssertionError("no %s in the environment table" % name)
+
+
+def test_a_build_environment_value_changes_the_build_key_and_max_jobs_does_not(converged, run):
+    """flash-attention compiles CK_TILE_FLOAT_TO_BFLOAT16_DEFAULT in: a base whose table says otherwise needs another
+    wheel (the check run names another key); a base that differs only in MAX_JOBS is done with the same wheel."""
+    current = stamp(converged.base, "flash_attn")["key_id"]
+    other = run("flash_attn", check=True, extra={"primus_env_table": env_table_with("CK_TILE_FLOAT_TO_BFLOAT16_DEFAULT", "1")})
+    assert other.rc == 0, other
+    message = other.task("Show what would be built - flash_attn")["result"]["msg"]
+    assert "(build key " in message and current not in message, message
+    jobs = run("flash_attn", check=True, extra={"primus_max_jobs": "1"})
+    assert jobs.rc == 0, jobs
+    assert not [r for r in jobs.results if task_name(r).startswith("Show what would be built") and r["status"] == "ok"]
+    assert jobs.stats["node1"]["changed"] == 0
+
+
+def launch(base):
+    with open(os.path.join(base, "manifest", "manifest.json")) as handle:
+        return dict((r["name"], r) for r in json.load(handle)["verify"])
+
+
+def test_the_launch_check_passes_with_the_cutlass_purge_and_names_the_abort_with_the_pin(converged, run, target):
+    """verify imports the stack in one process, as a job does: with the CUTLASS DSL stack removed (the default) it
+    lives together; kept (primus_mamba_cutlass: pin), mamba_ssm loads cutlass after Primus-Turbo's FlyDSL and the
+    process aborts - while every package still imports on its own."""
+    base = converged.base
+    full = run("mamba,primus,aiter,turbo")
+    assert full.rc == 0, full
+    purged = run("verify")
+    results = launch(base)
+    assert results["launch"]["status"] == "ok", results["launch"]
+    assert results["mamba_ssm"]["status"] == "ok" and results["flydsl_vector"]["status"] == "ok"
+    # verify fails only for the default stages this module does not build.
+    assert "Not built on this base: pydeps" in purged.output and "Check " not in purged.output
+    pinned = run("mamba,verify", extra={"primus_mamba_cutlass": "pin"})
+    assert pinned.rc != 0
+    results = launch(base)
+    assert results["launch"]["status"] == "failed"
+    assert "SIGABRT" in results["launch"]["detail"] and "mamba_ssm" in results["launch"]["detail"], results["launch"]
+    assert "nanobind" in results["launch"]["detail"]
+    assert "Check launch (stage verify) failed" in pinned.output
+    for name in ("mamba_ssm", "flydsl_vector", "primus_turbo", "aiter"):
+        assert results[name]["status"] == "ok", results[name]
+    assert installed(target, base)["nvidia-cutlass-dsl"] == "4.5.3"
+    restored = run("mamba")
+    assert restored.rc == 0, restored
+    assert "nvidia-cutlass-dsl" not in installed(target, base)

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from ansible_collections.primus.trainenv.plugins.filter import decisions
-from ansible_collections.primus.trainenv.plugins.module_utils.env_table import render_dict, sh_quote, tcl_quote
+from ansible_collections.primus.trainenv.plugins.plugin_utils.env_table import render_dict, sh_quote, tcl_quote
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEMPLATES = os.path.join(REPO, "roles", "primus", "templates")

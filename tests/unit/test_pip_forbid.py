@@ -1,4 +1,4 @@
-"""The release's pip_forbid list against real distribution names and versions (upstream-facts §16, PyPI).
+"""The release's pip_forbid list against real distribution names and versions (PyPI metadata, checked 2026-12-02).
 
 Forbidden: what a CUDA torch stack brings (CUDA 12 and 13 runtime wheels, cuda-toolkit, a torch or
 triton without a ROCm label) and what an unpinned quack pulls (nvidia-cutlass-dsl 4.6: nvdisasm,
@@ -43,7 +43,7 @@ FORBIDDEN = [
     ("triton", "3.7.0"), ("triton", "3.9.0"), ("pytorch-triton", "3.1.0+cf34004b8a"),
 ]
 ALLOWED = [
-    # the seed's mamba chain with nvidia-cutlass-dsl==4.5.3 (facts §16) and Turbo/TE/pydeps names
+    # the seed's mamba chain with nvidia-cutlass-dsl==4.5.3 and Turbo/TE/pydeps names
     ("cuda-python", "13.4.4"), ("cuda-bindings", "13.4.4"), ("cuda-core", "1.2.0"), ("cuda-pathfinder", "1.4.2"),
     ("nvidia-cutlass-dsl", "4.5.3"), ("nvidia-cutlass-dsl-libs-base", "4.5.3"), ("quack-kernels", "0.3.1"),
     ("apache-tvm-ffi", "0.1.11"), ("torch-c-dlpack-ext", "0.1.5"), ("nvidia-ml-py", "13.580.82"),

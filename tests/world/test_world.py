@@ -473,7 +473,7 @@ def test_snapshot_records_the_current_roots():
                                         "platform": "manylinux_2_28_x86_64"}
 
 
-# upstream-facts §16 (Requires-Dist without extras), as PyPI serves them
+# the real Requires-Dist of PyPI (without extras, checked 2026-12-02), as PyPI serves them
 FACTS_16 = {
     ("quack-kernels", "0.3.1"): ["nvidia-cutlass-dsl>=4.4.1", "torch", "apache-tvm-ffi<0.2,>=0.1.6",
                                  "torch-c-dlpack-ext"],

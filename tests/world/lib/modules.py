@@ -53,7 +53,7 @@ TRITON_UPSTREAM = '''\
 
 The real wheel bundles a statically linked LLVM; on a ROCm host whose HIP runtime has already
 loaded libLLVM.so.23 from the pip SDK, importing it segfaults in LLVM's static initialisers
-(upstream-facts §2.13). The stand-in crashes the process the same way on every import.
+(Primus setup.sh stage_turbo, df90fdd5). The stand-in crashes the process the same way on every import.
 """
 import os
 import signal

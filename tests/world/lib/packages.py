@@ -2,7 +2,7 @@
 
 Stand-ins are tiny: a module that carries its version, unless `files` says more. The few real
 build tools (pip, setuptools, wheel, packaging, pybind11) come from downloads.py.
-Names and versions follow upstream-facts §1.2; the traps follow the seed (README of the world).
+Names and versions follow the pins of Primus setup.sh (df90fdd5); the traps follow it too (README of the world).
 """
 import json
 import os
@@ -131,7 +131,7 @@ def rocm_plain_requirements():
 
 
 # apex declares these and the nightly index does not serve them: the pre-torch PyPI step exists
-# for that reason (upstream-facts §1.2).
+# for that reason (Primus setup.sh stage_torch).
 ROCM_MISSING_OK = {"cxxfilt", "pytest", "tqdm", "pyyaml"}
 
 
@@ -338,7 +338,7 @@ def _sdist_files(dist, module):
              "requires": plain, "extras": extras, "python_requires": dist["requires_python"]}
     files = {module + "/__init__.py": modules.plain(dist["name"], dist["version"])}
     note = "%s %s (sdist only on PyPI)" % (dist["name"], dist["version"])
-    if normalize(dist["name"]) == "tensorstore":  # TRAP: 0.1.45 has no cp312 wheel (upstream-facts §15)
+    if normalize(dist["name"]) == "tensorstore":  # TRAP: 0.1.45 has no cp312 wheel (PyPI: cp312 wheels start at 0.1.50)
         world.update(ext="tensorstore._tensorstore", sources=["csrc/tensorstore.cpp"])
         files["csrc/tensorstore.cpp"] = buildsys.ext_cpp("tensorstore._tensorstore")
     files["setup.py"] = buildsys.setup_py(note, world)

@@ -4,7 +4,7 @@ Each component has a "pinned" commit (what the release overlay pins) and, where 
 commit, a later commit on the default branch, so a clone that forgets to check out the pin
 builds something else. Floating branches (grouped_gemm `rocm`, mamba
 `enable-primus-hybrid-models`) differ from the default branch. Files the seed patches carry the
-exact upstream text (upstream-facts §2.5, §2.6), Megatron's datasets Makefile falls into the
+exact upstream text (Primus setup.sh stage_torchtune, stage_torchao), Megatron's datasets Makefile falls into the
 python3-config trap (§8), Primus-Turbo pins upstream triton and flydsl>=0.2.0 (§2.13).
 """
 from . import buildsys, modules
@@ -147,7 +147,7 @@ MEGATRON = Repo("Megatron-LM", "main", [
 
 
 def primus_requirements(url_of):
-    """Primus requirements.txt at b511d1b (upstream-facts §1.2), with the world's logging URL."""
+    """Primus requirements.txt at b511d1b, with the world's logging URL."""
     return "\n".join([
         "loguru", "wandb", "expecttest", "pre-commit", "nltk", "matplotlib", "markdown2", "weasyprint",
         "tyro", "torchao", "blobfile", "torchdata>=0.8.0", "datasets>=3.6.0", "pyrsmi", "plotext",
@@ -194,7 +194,7 @@ TORCHTUNE = {"name": "torchtune", "version": "0.7.0.dev0", "packages": ["torchtu
                           "tqdm", "omegaconf", "psutil", "Pillow"]}
 
 TORCHTUNE_MOE = '''\
-"""MoE utilities (torchtune stand-in); the seed patches the flag below (upstream-facts §2.5)."""
+"""MoE utilities (torchtune stand-in); the seed patches the flag below (Primus setup.sh stage_torchtune)."""
 
 # Grouped GEMM kernels for the experts; torch's grouped_mm is not usable on this ROCm build.
 use_grouped_mm = True
@@ -212,7 +212,7 @@ TORCHAO = {"name": "torchao", "version": "0.14.0.dev0", "git_label": "git",
            "watch": ["torchao/float8/config.py", "torchao/csrc/rocm/swizzle/swizzle.cpp"], "requires": []}
 
 TORCHAO_CONFIG = '''\
-"""Float8 configuration (torchao stand-in); the seed patches pad_inner_dim (upstream-facts §2.6)."""
+"""Float8 configuration (torchao stand-in); the seed patches pad_inner_dim (Primus setup.sh stage_torchao)."""
 from dataclasses import dataclass
 
 
@@ -367,7 +367,7 @@ TURBO = {"name": "primus_turbo", "version": "0.2.0", "packages": ["primus_turbo"
 TURBO_ROCSHMEM = '''
 # rocSHMEM for internode DeepEP: an explicit ROCSHMEM_HOME wins; without one the probe falls back
 # to ROCM_PATH, which for the pip SDK has rocshmem headers but no host librocshmem, so the link
-# fails (upstream-facts §2.13). A ROCSHMEM_HOME that does not exist disables it cleanly.
+# fails (Primus setup.sh stage_turbo). A ROCSHMEM_HOME that does not exist disables it cleanly.
 rocshmem = os.environ.get("ROCSHMEM_HOME", "")
 if not rocshmem and rocm and os.path.isdir(os.path.join(rocm, "include", "rocshmem")):
     rocshmem = rocm

@@ -2,7 +2,7 @@
 
 `rocm-sdk init` copies the payload shipped inside the wheel to <site-packages>/_rocm_sdk_devel,
 an importable package whose directory is ROCM_PATH, with the layout env.sh relies on
-(upstream-facts §6): bin/hipcc, bin/rocminfo, llvm/bin, lib, lib64, include,
+(as Primus env.sh reads it): bin/hipcc, bin/rocminfo, llvm/bin, lib, lib64, include,
 lib/llvm/amdgcn/bitcode, lib/pkgconfig, lib/host-math/lib, lib/rocm_sysdeps/lib.
 """
 
@@ -141,7 +141,7 @@ HIP_RUNTIME_H = """\
 
 ROCSHMEM_H = """\
 /* rocshmem.hpp stand-in: the pip SDK ships rocSHMEM headers and device bitcode but no host
- * librocshmem.a (upstream-facts §2.13), which is what makes Primus-Turbo's probe go wrong. */
+ * librocshmem.a (Primus setup.sh stage_turbo), which is what makes Primus-Turbo's probe go wrong. */
 #pragma once
 #define ROCSHMEM_VERSION_MAJOR 3
 """

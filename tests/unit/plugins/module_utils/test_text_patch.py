@@ -19,7 +19,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils import text_patch 
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 
-# The seed's sed (upstream-facts 2.4.1): `|` as delimiter, `\|\|` for the literal ||, anchored with $.
+# The seed's sed (Primus setup.sh patch_te_ck_jit): `|` as delimiter, `\|\|` for the literal ||, anchored with $.
 SEED_SED = r's|    mv -n "$_TMP_SO" "$OUTPUT"$|    mv -n "$_TMP_SO" "$OUTPUT" 2>/dev/null \|\| true|'
 
 

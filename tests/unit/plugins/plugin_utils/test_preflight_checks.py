@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""preflight's checks before the lock (module_utils/preflight_checks.py and the preflight_problems filter)."""
+"""preflight's checks before the lock (plugin_utils/preflight_checks.py and the preflight_problems filter)."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -11,7 +11,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.filter.checks import preflight_problems
 from ansible_collections.primus.trainenv.plugins.filter.decisions import _arch_list as arch_list
 from ansible_collections.primus.trainenv.plugins.filter.path_check import path_check
-from ansible_collections.primus.trainenv.plugins.module_utils.preflight_checks import problems
+from ansible_collections.primus.trainenv.plugins.plugin_utils.preflight_checks import problems
 
 BASE = '/home/u/envs/primus-env'
 VENV_PY = BASE + '/venv/bin/python'

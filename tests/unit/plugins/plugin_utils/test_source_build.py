@@ -5,7 +5,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.primus.trainenv.plugins.module_utils import source_build
+from ansible_collections.primus.trainenv.plugins.plugin_utils import source_build
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 COMMIT = "a" * 40

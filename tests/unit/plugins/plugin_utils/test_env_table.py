@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The environment table's parser and its three renderers (plugins/module_utils/env_table.py).
+"""The environment table's parser and its three renderers (plugins/plugin_utils/env_table.py).
 
 Quoting is proven by the languages themselves: every string goes through bash and tclsh and must
 come back byte for byte, without running anything."""
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.env_table import (
+from ansible_collections.primus.trainenv.plugins.plugin_utils.env_table import (
     EnvTableError,
     comment_text,
     parse,
