@@ -155,7 +155,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.six.moves.urllib.request import HTTPSHandler, ProxyHandler, Request, build_opener
 from ansible_collections.primus.trainenv.plugins.module_utils.glibc import glibc_from_confstr
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import pip_environ
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import pip_environ
 from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import (
     ACCEPT,
     JSON_TYPE,

@@ -35,7 +35,7 @@ import fnmatch
 import os
 import re
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
     Item, RequirementError, file_sha256, link_item, normalize_url, url_path, wheel_metadata)
 
 COMMIT = re.compile(r'^[0-9a-f]{40}$')
@@ -335,7 +335,7 @@ def _resolve(pk, item, probe, decision, via=''):
 
 
 def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_dir=None):
-    """Decision for state=present. `items` are pip_requirements.Item objects."""
+    """Decision for state=present. `items` are _pip.requirements.Item objects."""
     decision = Decision()
     markers = probe.markers
     constraints = index_constraints(pk, constraint_items)

@@ -14,7 +14,7 @@ offline decision reads a requirement exactly as the pip that runs afterwards wou
   an empty marker is no marker;
 - wheel file names are read from the unquoted URL path (`%2B` is `+`).
 
-Every function takes `pk`, a pip_packaging.Packaging, so this file imports without `packaging`.
+Every function takes `pk`, a _pip.libs.Packaging, so this file imports without `packaging`.
 """
 
 from __future__ import absolute_import, division, print_function
