@@ -510,6 +510,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
     check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
@@ -525,7 +526,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.plan import (
     PLAN_PROBE, planned_venv, prior_entries, requested_plan, write_fake_dists)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import (
     Dist, ProbeError, parse_probe, probe_command)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_redact import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (

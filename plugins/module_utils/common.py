@@ -2,13 +2,16 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Credentials in URLs (`https://user:token@host/...`), redacted the way pip redacts them.
+"""Small helpers that several modules and module_utils of this collection share.
 
-pip's redact_netloc keeps the user and replaces the password with `****`; a URL with a user and no
+Standard library only: modules import this on the target, with whatever python 3 runs them.
+
+Credentials in URLs (`https://user:token@host/...`), redacted the way pip redacts them: pip's
+redact_netloc keeps the user and replaces the password with `****`; a URL with a user and no
 password (`https://TOKEN@host`) has the user replaced, since that is where a token goes. The same
-is done here to every text pip_constrained returns or logs (commands, output, messages, plans), and
-the secrets found are also handed to Ansible's no_log_values, so a copy that escapes the URL form
-(the task's own arguments in `invocation`) is masked too.
+is done to every text pip_constrained returns or logs (commands, output, messages, plans) and to
+the manifest, and the secrets found are also handed to Ansible's no_log_values, so a copy that
+escapes the URL form (the task's own arguments in `invocation`) is masked too.
 """
 
 from __future__ import absolute_import, division, print_function
