@@ -4,7 +4,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Small helpers that several modules and module_utils of this collection share.
 
-Standard library only: modules import this on the target, with whatever python 3 runs them.
+Standard library only: modules import this on the target, with whatever python 3 runs them, and
+tests/bootstrap_pip.py imports it (through wheel_fetch) before any venv exists.
+
+Distribution names: normalize_name is PEP 503's form (what packaging.utils.canonicalize_name
+returns), wheel_name the form of wheel file names and .dist-info/.data directories.
 
 Credentials in URLs (`https://user:token@host/...`), redacted the way pip redacts them: pip's
 redact_netloc keeps the user and replaces the password with `****`; a URL with a user and no
@@ -17,7 +21,30 @@ escapes the URL form (the task's own arguments in `invocation`) is masked too.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import hashlib
 import re
+
+_NAME_SEPARATORS = re.compile(r'[-_.]+')
+
+
+def normalize_name(name):
+    """PEP 503 form of a distribution name: runs of -, _ and . become one -, lower case."""
+    return _NAME_SEPARATORS.sub('-', name).lower()
+
+
+def wheel_name(name):
+    """A distribution name as wheel file names and .dist-info/.data directories spell it: runs of -, _ and . become _."""
+    return _NAME_SEPARATORS.sub('_', name)
+
+
+def file_sha256(path):
+    """The sha256 (hex) of a file's content, read 1 MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as handle:
+        for block in iter(lambda: handle.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
 
 REDACTED = '****'
 # scheme://userinfo@ ; userinfo has no '/', '@' or whitespace.

@@ -35,8 +35,9 @@ import fnmatch
 import os
 import re
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import file_sha256, normalize_name
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
-    Item, RequirementError, file_sha256, link_item, normalize_url, url_path, wheel_metadata)
+    Item, RequirementError, link_item, normalize_url, url_path, wheel_metadata)
 
 COMMIT = re.compile(r'^[0-9a-f]{40}$')
 
@@ -429,7 +430,7 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
 
 def canonical_pattern(pattern):
     """Distribution-name glob in PEP 503 form: 'NVIDIA_*' -> 'nvidia-*'."""
-    return re.sub(r'[-_.]+', '-', pattern.strip().lower())
+    return normalize_name(pattern.strip())
 
 
 def split_pattern(pattern):

@@ -21,7 +21,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import codecs
-import hashlib
 import os
 import re
 import zipfile
@@ -546,14 +545,6 @@ def wheel_metadata(path):
     except (IOError, OSError, zipfile.BadZipfile, KeyError):
         return None, None
     return meta.get('requires-dist') or [], meta.get('provides-extra') or []
-
-
-def file_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
-        for block in iter(lambda: handle.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def static_project_metadata(pk, src, toml_loads=None):

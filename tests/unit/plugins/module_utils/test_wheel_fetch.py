@@ -17,7 +17,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import
     classify_error,
     linux_platform_tags,
     musl_version,
-    normalize,
     parse_pin,
     parse_simple_html,
     parse_simple_json,
@@ -129,7 +128,6 @@ def test_json_without_files_is_refused():
 # --- names and requirements ----------------------------------------------------------------------
 
 def test_project_names_and_urls():
-    assert normalize('Foo.Bar__baz') == 'foo-bar-baz'
     assert project_url('https://pypi.org/simple', 'UV') == 'https://pypi.org/simple/uv/'
     assert project_url('https://pypi.org/simple/', 'uv') == 'https://pypi.org/simple/uv/'
 
