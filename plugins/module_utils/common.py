@@ -47,8 +47,9 @@ def file_sha256(path):
 
 
 REDACTED = '****'
-# scheme://userinfo@ ; userinfo has no '/', '@' or whitespace.
-_USERINFO = re.compile(r'(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s\'"<>]+)@')
+# scheme://userinfo@ ; userinfo has no '/' or whitespace and ends at the last '@' before them, as pip
+# splits a netloc (a user name may carry a raw '@': https://me@corp.com:TOKEN@host/simple).
+_USERINFO = re.compile(r'(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s\'"<>]+)@')
 # A user name alone is treated as a secret outside URLs only when it is long enough to be a token
 # (not `git` of git+ssh://git@github.com, which is everywhere in version strings such as +git...).
 MIN_BARE_USER_SECRET = 8

@@ -76,16 +76,6 @@ def parse_pin(requirement):
     return name, version
 
 
-def redact_url(url):
-    """The URL with the password of its user info replaced by ****, as pip shows index URLs."""
-    parts = urlsplit(url)
-    if '@' not in parts.netloc:
-        return url
-    userinfo, host = parts.netloc.rsplit('@', 1)
-    user = userinfo.split(':', 1)[0]
-    return urlunsplit((parts.scheme, '%s:****@%s' % (user, host), parts.path, parts.query, parts.fragment))
-
-
 def split_credentials(url):
     """(url without user info, host[:port], user or None, password or None)."""
     parts = urlsplit(url)

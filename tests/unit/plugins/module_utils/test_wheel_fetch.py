@@ -11,6 +11,7 @@ provenance, size, upload-time and yanked) and uv's real file set of one release.
 
 import pytest
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import redact_url
 from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import (
     FetchError,
     choose_wheel,
@@ -25,7 +26,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import
     pip_settings,
     project_url,
     python_tags,
-    redact_url,
     script_member,
     split_credentials,
 )
