@@ -9,7 +9,6 @@ against the sha256 the index gives for it, and run from the wheel to install its
 variables apply, as they do for pip. Used by `make controller`.
 """
 import hashlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,11 +16,11 @@ import sys
 import tempfile
 import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SPEC = importlib.util.spec_from_file_location(
-    "wheel_fetch", os.path.join(HERE, "..", "plugins", "module_utils", "wheel_fetch.py"))
-wheel_fetch = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(wheel_fetch)
+# The clone as ansible_collections/primus/trainenv (the committed .collections symlink), so that
+# wheel_fetch and common load with the standard library alone.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".collections"))
+from ansible_collections.primus.trainenv.plugins.module_utils import wheel_fetch  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils.common import redact_url  # noqa: E402
 
 
 def fetch(url, accept=None):
@@ -49,7 +48,7 @@ def main(argv):
         data = fetch(entry["url"])[0]
     except (OSError, ValueError, wheel_fetch.FetchError) as exc:
         reason = getattr(exc, "message", None) or exc
-        sys.stderr.write("bootstrap_pip: %s from %s: %s\n" % (requirement, wheel_fetch.redact_url(index), reason))
+        sys.stderr.write("bootstrap_pip: %s from %s: %s\n" % (requirement, redact_url(index), reason))
         return 1
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         sys.stderr.write("bootstrap_pip: sha256 mismatch for %s; nothing installed\n" % entry["filename"])

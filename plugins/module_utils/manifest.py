@@ -12,7 +12,7 @@ TE mode or glibc (Primus setup.sh stage_manifest). This one records those, and b
   holding several of PATH, HOME, USER..., a text or list of ``NAME=value`` lines) is stripped;
 - a key whose name says it holds a secret (token, password, secret, api key, credential...) is
   stripped, except the keys of the name -> value maps (distribution, checkout and stage names);
-- credentials in URLs are redacted by pip_redact (pip's ``user:****@`` form), and so is every
+- credentials in URLs are redacted by common.Redactor (pip's ``user:****@`` form), and so is every
   other occurrence of the secrets those URLs carried and of the caller's own secret values.
 
 ``generated`` and ``timings`` are volatile: two manifests that differ only there are the same
@@ -26,7 +26,7 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_redact import Redactor
+from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 
 FORMAT = 1
 FIELDS = ('release', 'host', 'os', 'glibc', 'glibcxx', 'python', 'archs', 'te_mode', 'distributions', 'checkouts',

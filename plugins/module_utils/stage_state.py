@@ -26,6 +26,8 @@ import re
 
 from collections.abc import Mapping
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
+
 STAMP_FORMAT = 1
 STAMP_FIELDS = ('format', 'stage', 'release', 'key', 'key_id', 'finished', 'host', 'outputs')
 # A stage name is also a file name under state/: nothing else is read or written there.
@@ -356,7 +358,7 @@ def start(stage, stages, venv):
 
 
 def _normal(name):
-    return re.sub(r'[-_.]+', '-', str(name)).lower()
+    return normalize_name(str(name))
 
 
 def outputs_missing(stamps, own, installed):

@@ -30,7 +30,8 @@ __metaclass__ = type
 
 import glob
 import os
-import re
+
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 
 MARKER = 'primus-trainenv.cfg'
 MARKER_HEADER = '# primus.trainenv'
@@ -99,7 +100,7 @@ def distributions(dirs):
                 continue
             name, version = stem.split('-', 1)
             if name and version:
-                found[re.sub(r'[-_.]+', '-', name).lower()] = version
+                found[normalize_name(name)] = version
     return found
 
 

@@ -35,6 +35,8 @@ except ImportError:  # pragma: no cover - Python 2 is not a supported target
     HTMLParser = object
     urljoin = urlsplit = urlunsplit = unquote = configparser = None
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name, wheel_name
+
 JSON_TYPE = 'application/vnd.pypi.simple.v1+json'
 ACCEPT = '%s, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01' % JSON_TYPE
 
@@ -64,16 +66,6 @@ class FetchError(Exception):
         self.kind = kind
 
 
-def normalize(name):
-    """PEP 503 project name: runs of -_. become -, lower case."""
-    return re.sub(r'[-_.]+', '-', name).lower()
-
-
-def wheel_dist_name(name):
-    """The name as it appears in wheel file names and the .data/.dist-info directories."""
-    return re.sub(r'[-_.]+', '_', name)
-
-
 def parse_pin(requirement):
     """('uv', '0.13.9') from 'uv==0.13.9'. Anything but an exact pin is refused (ValueError)."""
     text = (requirement or '').strip()
@@ -82,16 +74,6 @@ def parse_pin(requirement):
     if not sep or not _NAME_RE.match(name) or not _VERSION_RE.match(version) or version.startswith('='):
         raise ValueError("requirement %r must pin one exact version, like uv==0.13.9" % (requirement,))
     return name, version
-
-
-def redact_url(url):
-    """The URL with the password of its user info replaced by ****, as pip shows index URLs."""
-    parts = urlsplit(url)
-    if '@' not in parts.netloc:
-        return url
-    userinfo, host = parts.netloc.rsplit('@', 1)
-    user = userinfo.split(':', 1)[0]
-    return urlunsplit((parts.scheme, '%s:****@%s' % (user, host), parts.path, parts.query, parts.fragment))
 
 
 def split_credentials(url):
@@ -109,7 +91,7 @@ def split_credentials(url):
 
 def project_url(index_url, name):
     """<index>/<normalized name>/ (the index URL with or without its trailing slash)."""
-    return index_url.rstrip('/') + '/' + normalize(name) + '/'
+    return index_url.rstrip('/') + '/' + normalize_name(name) + '/'
 
 
 def _file_entry(filename, url, sha256, yanked, requires_python):
@@ -239,7 +221,7 @@ def choose_wheel(files, name, version, platforms, pythons):
     ``none`` (a script-only wheel such as uv's). A yanked file is taken only when no other
     fits (pip takes yanked files for an exact pin too). Raises FetchError listing what exists.
     """
-    wanted = normalize(name)
+    wanted = normalize_name(name)
     rank = dict((tag, i) for i, tag in enumerate(platforms))
     candidates = []
     same_version = []   # every file of that version, wheel or not, for the message
@@ -247,10 +229,10 @@ def choose_wheel(files, name, version, platforms, pythons):
         wheel = parse_wheel_filename(entry['filename'])
         if wheel is None:
             sdist = re.match(r'^(.+)-%s\.(tar\.gz|zip)$' % re.escape(version), entry['filename'])
-            if sdist and normalize(sdist.group(1)) == wanted:
+            if sdist and normalize_name(sdist.group(1)) == wanted:
                 same_version.append(entry['filename'])
             continue
-        if normalize(wheel['name']) != wanted or wheel['version'] != version:
+        if normalize_name(wheel['name']) != wanted or wheel['version'] != version:
             continue
         same_version.append(entry['filename'])
         if 'none' not in wheel['abis'] or not wheel['pythons'] & set(pythons):
@@ -270,7 +252,7 @@ def choose_wheel(files, name, version, platforms, pythons):
 
 def script_member(names, name, version, script):
     """The archive path of <script> in the wheel's .data/scripts directory, or None."""
-    wanted = '%s-%s.data/scripts/%s' % (wheel_dist_name(name), version, script)
+    wanted = '%s-%s.data/scripts/%s' % (wheel_name(name), version, script)
     for member in names:
         if member == wanted or member.lower() == wanted.lower():
             return member

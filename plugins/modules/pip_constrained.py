@@ -510,25 +510,25 @@ import time
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
     check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import (
     check_absent_request, decide_present, is_pattern, plan_absent)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify, compiler_error
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_outcome import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure import advice, classify, compiler_error
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import (
+    load_packaging, load_toml_loads)
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.outcome import (
     any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings,
     subprocess_output, summary, tail)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import (
-    load_packaging, load_toml_loads)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_plan import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.plan import (
     PLAN_PROBE, planned_venv, prior_entries, requested_plan, write_fake_dists)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import (
     Dist, ProbeError, parse_probe, probe_command)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_redact import Redactor
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_report import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
     RequirementError, check_name_entry, classify as classify_item, read_request, static_project_metadata)
 
 LOG_MODE = 0o640
@@ -741,7 +741,7 @@ class PipConstrained(object):
     # ---- request ----------------------------------------------------------------------------
 
     def read_request(self):
-        """Items, constraints and targets, read as pip will read them (module_utils.pip_requirements)."""
+        """Items, constraints and targets, read as pip will read them (module_utils._pip.requirements)."""
         toml_loads = load_toml_loads(self.probe.site_dirs if self.probe else [])
         request = read_request(self.pk, self.params, self.pip_env(), self.base_dir, toml_loads)
         self.redact.add_from(request.options + [i.text for i in request.items + request.constraints])

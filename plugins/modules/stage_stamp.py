@@ -112,6 +112,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import write_atomic
 
 # The distribution name at the start of a requirement (PEP 508), normalised as PEP 503 does.
@@ -133,7 +134,7 @@ def canonical_name(text):
     match = NAME.match(text or '')
     if not match:
         return None
-    return re.sub(r'[-_.]+', '-', match.group(1)).lower()
+    return normalize_name(match.group(1))
 
 
 def installed_versions(module, venv, names):

@@ -154,8 +154,9 @@ import zipfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.six.moves.urllib.request import HTTPSHandler, ProxyHandler, Request, build_opener
+from ansible_collections.primus.trainenv.plugins.module_utils.common import redact_url
 from ansible_collections.primus.trainenv.plugins.module_utils.glibc import glibc_from_confstr
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import pip_environ
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import pip_environ
 from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import (
     ACCEPT,
     JSON_TYPE,
@@ -171,7 +172,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import
     pip_settings,
     project_url,
     python_tags,
-    redact_url,
     script_member,
     split_credentials,
 )

@@ -112,18 +112,11 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible_collections.primus.trainenv.plugins.module_utils import manifest as mf
+from ansible_collections.primus.trainenv.plugins.module_utils.common import file_sha256
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import current, restrict_umask, write_atomic
 
 FILE_MODE = 0o644
 DIR_MODE = 0o755
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
-        for block in iter(lambda: handle.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write(module, path, data):
@@ -164,7 +157,7 @@ def main():
         if not os.path.isabs(env_sh):
             module.fail_json(msg='data.env_sh %r is not absolute' % env_sh)
         if os.path.isfile(env_sh):
-            env_sha = sha256_of(env_sh)
+            env_sha = file_sha256(env_sh)
         elif not module.check_mode:
             module.fail_json(msg='data.env_sh %s does not exist: the manifest records its sha256, so write env.sh '
                                  'before the manifest (or leave env_sh out)' % env_sh)

@@ -30,10 +30,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 COLLECTIONS = os.path.join(REPO, ".collections")
 sys.path.insert(0, COLLECTIONS)
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import decide_present  # noqa: E402
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging  # noqa: E402
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import parse_probe, probe_command  # noqa: E402
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import decide_present  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import load_packaging  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import parse_probe, probe_command  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (  # noqa: E402
     classify, read_requirements_file)
 
 PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"

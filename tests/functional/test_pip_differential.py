@@ -4,7 +4,7 @@ A corpus of requests is generated in code (specifier operators, pre-releases, lo
 normalisation, extras, markers, URLs with %2B, wheel files, sdists, project directories, editable
 installs, VCS refs, constraints, requirements-file syntax, --no-deps) and run against several venv
 states built once with the pinned pip (26.3). Each case is decided twice:
-- by the module's own code path (pip_requirements.read_request + pip_decide.decide_present on the
+- by the module's own code path (_pip.requirements.read_request + _pip.decide.decide_present on the
   venv's real probe), with both copies of `packaging` the module may load;
 - by pip: `pip install --dry-run --report` on the same venv, same working directory, same
   environment (run in-process by a long-lived worker per venv, several venvs in parallel).
@@ -34,12 +34,12 @@ from pipkit import make_project, project_files  # noqa: E402
 from world.lib import downloads, packages  # noqa: E402
 from world.lib.wheel import build_sdist, build_wheel  # noqa: E402
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import pip_environ  # noqa: E402
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import decide_present  # noqa: E402
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import (  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import pip_environ  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import decide_present  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import (  # noqa: E402
     load_packaging, load_toml_loads)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import parse_probe, probe_command  # noqa: E402
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import parse_probe, probe_command  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (  # noqa: E402
     RequirementError, read_request)
 from ansible_collections.primus.trainenv.plugins.modules import pip_constrained  # noqa: E402
 

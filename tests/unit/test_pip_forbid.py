@@ -9,7 +9,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import matching_patterns
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import matching_patterns
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROCM = "2.12.0+rocm7.15.0a20260720"

@@ -1,10 +1,10 @@
-"""The `pk` fixture: every pip_* rule runs with the module's own packaging and with the copy pip vendors."""
+"""The `pk` fixture: every _pip rule runs with the module's own packaging and with the copy pip vendors."""
 import os
 
 import pip
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import load_packaging
 
 PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 

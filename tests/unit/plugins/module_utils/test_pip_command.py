@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_command import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
     check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
 
 PY = "/v/bin/python"

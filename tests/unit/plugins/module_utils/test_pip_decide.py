@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import (
     decide_present, is_pattern, matches_pattern, plan_absent, same_version, split_pattern, version_satisfies)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import classify, read_requirements_file
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import PROBE_MARKER, parse_probe
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import classify, read_requirements_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 from world.lib.wheel import build_sdist, build_wheel  # noqa: E402

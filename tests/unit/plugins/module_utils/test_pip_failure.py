@@ -1,7 +1,7 @@
 """pip failures classified from pip's real output (pip 26.3 console and its --log debug lines)."""
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import advice, classify, compiler_error, host_of
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure import advice, classify, compiler_error, host_of
 
 NOT_FOUND = ("ERROR: Could not find a version that satisfies the requirement einops (from versions: none)\n"
              "ERROR: No matching distribution found for einops\n")
@@ -102,7 +102,7 @@ def test_host_of_strips_credentials():
     ("not_found", None, ["[not_found]", "pre=true"]),
 ])
 def test_advice_names_class_host_and_fix(category, status, words):
-    from ansible_collections.primus.trainenv.plugins.module_utils.pip_failure import Failure
+    from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure import Failure
     text = advice(Failure(category, "pip's line", "idx.example", status), attempts=4)
     assert "\n" not in text
     for word in words:

@@ -3,11 +3,11 @@ import json
 
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_outcome import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.outcome import (
     any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings, subprocess_output,
     summary, tail)
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import read_requirements_file
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import PROBE_MARKER, parse_probe
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import read_requirements_file
 
 ROCM = "2.12.0+rocm7.15.0a20260720"
 

@@ -5,8 +5,8 @@ import sys
 import pip
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils import pip_packaging
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_packaging, load_toml_loads
+from ansible_collections.primus.trainenv.plugins.module_utils._pip import libs
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import load_packaging, load_toml_loads
 
 PIP_SITE = os.path.dirname(os.path.dirname(os.path.abspath(pip.__file__)))
 
@@ -71,4 +71,4 @@ def test_toml_loader_falls_back_to_pip_vendor(monkeypatch):
     loads = load_toml_loads([PIP_SITE])
     assert loads is not None and loads.__module__.startswith("pip._vendor.tomli")
     assert loads('a = 1\n') == {"a": 1}
-    assert pip_packaging.load_toml_loads(["/nonexistent"]) is None
+    assert libs.load_toml_loads(["/nonexistent"]) is None

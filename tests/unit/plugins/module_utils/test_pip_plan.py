@@ -1,7 +1,7 @@
 """prior_plan entries: what earlier tasks of the run would have installed."""
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_plan import prior_entries
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.plan import prior_entries
 
 
 def test_prior_entries_skip_wheel_builds_and_inexact_entries(pk):

@@ -7,7 +7,7 @@ from importlib import metadata
 
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import (
     PROBE_MARKER, PROBE_SCRIPT, ProbeError, parse_probe, probe_command)
 
 

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER, parse_probe
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_report import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import PROBE_MARKER, parse_probe
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after, version_action)
 
 ROCM = "2.12.0+rocm7.15.0a20260720"

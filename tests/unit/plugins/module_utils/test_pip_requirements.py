@@ -5,8 +5,8 @@ import sys
 import pip
 import pytest
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_packaging import load_toml_loads
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import load_toml_loads
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
     RequirementError, check_name_entry, classify, decode_requirements, logical_lines, normalize_url,
     read_requirements_file, split_vcs_url, static_project_metadata, wheel_metadata)
 

@@ -11,13 +11,13 @@ provenance, size, upload-time and yanked) and uv's real file set of one release.
 
 import pytest
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import redact_url
 from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import (
     FetchError,
     choose_wheel,
     classify_error,
     linux_platform_tags,
     musl_version,
-    normalize,
     parse_pin,
     parse_simple_html,
     parse_simple_json,
@@ -26,7 +26,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils.wheel_fetch import
     pip_settings,
     project_url,
     python_tags,
-    redact_url,
     script_member,
     split_credentials,
 )
@@ -129,7 +128,6 @@ def test_json_without_files_is_refused():
 # --- names and requirements ----------------------------------------------------------------------
 
 def test_project_names_and_urls():
-    assert normalize('Foo.Bar__baz') == 'foo-bar-baz'
     assert project_url('https://pypi.org/simple', 'UV') == 'https://pypi.org/simple/uv/'
     assert project_url('https://pypi.org/simple/', 'uv') == 'https://pypi.org/simple/uv/'
 

@@ -8,7 +8,7 @@ import pip
 import pytest
 
 from ansible.module_utils import basic
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_probe import PROBE_MARKER
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import PROBE_MARKER
 from ansible_collections.primus.trainenv.plugins.modules import pip_constrained
 
 try:

@@ -14,14 +14,13 @@ offline decision reads a requirement exactly as the pip that runs afterwards wou
   an empty marker is no marker;
 - wheel file names are read from the unquoted URL path (`%2B` is `+`).
 
-Every function takes `pk`, a pip_packaging.Packaging, so this file imports without `packaging`.
+Every function takes `pk`, a _pip.libs.Packaging, so this file imports without `packaging`.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import codecs
-import hashlib
 import os
 import re
 import zipfile
@@ -546,14 +545,6 @@ def wheel_metadata(path):
     except (IOError, OSError, zipfile.BadZipfile, KeyError):
         return None, None
     return meta.get('requires-dist') or [], meta.get('provides-extra') or []
-
-
-def file_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
-        for block in iter(lambda: handle.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def static_project_metadata(pk, src, toml_loads=None):

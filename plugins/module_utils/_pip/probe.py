@@ -17,6 +17,8 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
+
 PROBE_MARKER = '@@primus-pip-probe@@'
 
 # Runs inside the venv's interpreter (3.8+). Prints one JSON line after PROBE_MARKER.
@@ -149,7 +151,7 @@ class Dist(object):
         self.direct_url = direct_url
         self.path = path
         self.stamp = stamp  # mtime (ns) of the .dist-info directory: a reinstall makes a new one
-        self.provides_extra = set(_canonical(e) for e in provides_extra or [])  # pip ignores other extras
+        self.provides_extra = set(normalize_name(e) for e in provides_extra or [])  # pip ignores other extras
 
     def __repr__(self):
         return 'Dist(%s==%s)' % (self.name, self.version)
@@ -184,21 +186,6 @@ class Probe(object):
         return dict((key, (d.name, d.version)) for key, d in self.dists.items())
 
 
-def _canonical(name):
-    # PEP 503 normalization without needing `packaging` (the probe is read before it is loaded).
-    out = []
-    last_sep = False
-    for char in name.lower():
-        if char in '-_.':
-            if not last_sep:
-                out.append('-')
-            last_sep = True
-        else:
-            out.append(char)
-            last_sep = False
-    return ''.join(out)
-
-
 def parse_probe(stdout):
     """Parse the probe's output into a Probe. Raises ProbeError with a readable reason."""
     text = stdout or ''
@@ -219,7 +206,7 @@ def parse_probe(stdout):
         name, version, requires, direct, path, stamp, extras = (list(entry) + [None] * 7)[:7]
         if not name or version is None:
             continue
-        key = _canonical(name)
+        key = normalize_name(name)  # without `packaging`: the probe is read before it is loaded
         if key in dists:
             continue
         direct_url = None

@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Find a usable copy of `packaging` for pip_constrained.
+"""Find usable copies of `packaging` (and of a TOML parser) for pip_constrained.
 
 Target nodes may run modules with a system python that has no `packaging` (Ubuntu 22.04's
 python3.10 without python3-packaging). Every venv made by `python -m venv` carries pip, and pip
@@ -19,7 +19,7 @@ import sys
 
 
 class Packaging(object):
-    """The handful of `packaging` names the pip_* helpers use, plus where they came from."""
+    """The handful of `packaging` names the _pip helpers use, plus where they came from."""
 
     def __init__(self, version, specifiers, requirements, markers, utils, source):
         self.Version = version.Version

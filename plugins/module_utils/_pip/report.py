@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_decide import (
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import (
     marker_env, matching_patterns, same_version)
 
 

@@ -22,6 +22,8 @@ try:
 except ImportError:  # pragma: no cover
     from urlparse import urlsplit  # type: ignore
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
+
 # Classes of network failures, most specific first (a TLS failure also says "connection").
 _NETWORK = (
     ('tls', re.compile(r'SSLError|\[SSL|CERTIFICATE_VERIFY_FAILED|problem confirming the ssl certificate'
@@ -135,10 +137,6 @@ def _network_class(text):
     return None, None
 
 
-def _canonical(name):
-    return re.sub(r'[-_.]+', '-', name).lower()
-
-
 def _evidence(console, debug):
     """[(line, url path or None, host or None)] of lines that say why an index or file could not be fetched."""
     out = []
@@ -172,7 +170,7 @@ def classify(console, debug='', default_host=None):
     evidence = _evidence(console, debug)
     not_found = _NOT_FOUND[0].search(text) or _NOT_FOUND[1].search(text)
     if not_found:
-        wanted = _canonical(re.split(r'[<>=!~;\[ (]', not_found.group('req'))[0])
+        wanted = normalize_name(re.split(r'[<>=!~;\[ (]', not_found.group('req'))[0])
         about = [(line, host) for line, path, host in evidence
                  if path is None or path.rstrip('/').rsplit('/', 1)[-1].lower() == wanted]
         for line, host in about:

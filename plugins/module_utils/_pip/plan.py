@@ -18,7 +18,8 @@ __metaclass__ = type
 
 import json
 import os
-import re
+
+from ansible_collections.primus.trainenv.plugins.module_utils.common import wheel_name
 
 # Run by the planning interpreter (-I): where its pip is, and which pip ensurepip would install.
 PLAN_PROBE = r'''
@@ -43,7 +44,7 @@ print(json.dumps(out))
 
 
 def _dist_dir_name(name, version):
-    return '%s-%s.dist-info' % (re.sub(r'[-_.]+', '_', name), version)
+    return '%s-%s.dist-info' % (wheel_name(name), version)
 
 
 def fake_dist_files(name, version, requires=(), direct_url=None):

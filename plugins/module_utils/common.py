@@ -2,23 +2,54 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Credentials in URLs (`https://user:token@host/...`), redacted the way pip redacts them.
+"""Small helpers that several modules and module_utils of this collection share.
 
-pip's redact_netloc keeps the user and replaces the password with `****`; a URL with a user and no
+Standard library only: modules import this on the target, with whatever python 3 runs them, and
+tests/bootstrap_pip.py imports it (through wheel_fetch) before any venv exists.
+
+Distribution names: normalize_name is PEP 503's form (what packaging.utils.canonicalize_name
+returns), wheel_name the form of wheel file names and .dist-info/.data directories.
+
+Credentials in URLs (`https://user:token@host/...`), redacted the way pip redacts them: pip's
+redact_netloc keeps the user and replaces the password with `****`; a URL with a user and no
 password (`https://TOKEN@host`) has the user replaced, since that is where a token goes. The same
-is done here to every text pip_constrained returns or logs (commands, output, messages, plans), and
-the secrets found are also handed to Ansible's no_log_values, so a copy that escapes the URL form
-(the task's own arguments in `invocation`) is masked too.
+is done to every text pip_constrained returns or logs (commands, output, messages, plans) and to
+the manifest, and the secrets found are also handed to Ansible's no_log_values, so a copy that
+escapes the URL form (the task's own arguments in `invocation`) is masked too.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import hashlib
 import re
 
+_NAME_SEPARATORS = re.compile(r'[-_.]+')
+
+
+def normalize_name(name):
+    """PEP 503 form of a distribution name: runs of -, _ and . become one -, lower case."""
+    return _NAME_SEPARATORS.sub('-', name).lower()
+
+
+def wheel_name(name):
+    """A distribution name as wheel file names and .dist-info/.data directories spell it: runs of -, _ and . become _."""
+    return _NAME_SEPARATORS.sub('_', name)
+
+
+def file_sha256(path):
+    """The sha256 (hex) of a file's content, read 1 MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as handle:
+        for block in iter(lambda: handle.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 REDACTED = '****'
-# scheme://userinfo@ ; userinfo has no '/', '@' or whitespace.
-_USERINFO = re.compile(r'(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s\'"<>]+)@')
+# scheme://userinfo@ ; userinfo has no '/' or whitespace and ends at the last '@' before them, as pip
+# splits a netloc (a user name may carry a raw '@': https://me@corp.com:TOKEN@host/simple).
+_USERINFO = re.compile(r'(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s\'"<>]+)@')
 # A user name alone is treated as a secret outside URLs only when it is long enough to be a token
 # (not `git` of git+ssh://git@github.com, which is everywhere in version strings such as +git...).
 MIN_BARE_USER_SECRET = 8

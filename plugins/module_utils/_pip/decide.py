@@ -35,8 +35,9 @@ import fnmatch
 import os
 import re
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_requirements import (
-    Item, RequirementError, file_sha256, link_item, normalize_url, url_path, wheel_metadata)
+from ansible_collections.primus.trainenv.plugins.module_utils.common import file_sha256, normalize_name
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
+    Item, RequirementError, link_item, normalize_url, url_path, wheel_metadata)
 
 COMMIT = re.compile(r'^[0-9a-f]{40}$')
 
@@ -335,7 +336,7 @@ def _resolve(pk, item, probe, decision, via=''):
 
 
 def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_dir=None):
-    """Decision for state=present. `items` are pip_requirements.Item objects."""
+    """Decision for state=present. `items` are _pip.requirements.Item objects."""
     decision = Decision()
     markers = probe.markers
     constraints = index_constraints(pk, constraint_items)
@@ -429,7 +430,7 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
 
 def canonical_pattern(pattern):
     """Distribution-name glob in PEP 503 form: 'NVIDIA_*' -> 'nvidia-*'."""
-    return re.sub(r'[-_.]+', '-', pattern.strip().lower())
+    return normalize_name(pattern.strip())
 
 
 def split_pattern(pattern):

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.primus.trainenv.plugins.module_utils.pip_report import version_action
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import version_action
 
 CATEGORIES = ('added', 'removed', 'upgraded', 'downgraded', 'replaced')
 _ACTION_TO_CATEGORY = {'install': 'added', 'upgrade': 'upgraded', 'downgrade': 'downgraded',
