@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 
 COMMIT = re.compile(r'^[0-9a-f]{40}$')
 # A branch name git accepts and that cannot be read as an option or a revision expression.
@@ -211,7 +212,7 @@ def sdist_plan(requirement, context):
     python tag and the glibc of the building node (the wheel's floor) - and its wheel cache directory."""
     if not isinstance(requirement, str) or not re.match(r'^[A-Za-z0-9][A-Za-z0-9._-]*==[^\s;]+$', requirement):
         raise SourceError('build_from_sdist: %r is not a pin (name==version)' % (requirement,))
-    name = re.sub(r'[-_.]+', '-', requirement.split('==')[0]).lower()
+    name = normalize_name(requirement.split('==')[0])
     key = {'requirement': requirement, 'python': context['python_tag'], 'glibc': context['glibc']}
     key_id = stage_state.key_id(key)
     return {'name': name, 'requirement': requirement, 'key': key, 'key_id': key_id,

@@ -59,6 +59,14 @@ class Run(object):
                 return facts["preflight_plan"]
         raise AssertionError("no plan for %s:\n%s\n%s" % (host, self.stdout[-3000:], self.stderr[-3000:]))
 
+    def run_facts(self, host):
+        """The run's stages and lock (primus_run, decided by the core role from the stage registry)."""
+        for record in self.host(host):
+            facts = record["result"].get("ansible_facts") or {}
+            if "primus_run" in facts:
+                return facts["primus_run"]
+        raise AssertionError("no primus_run for %s" % host)
+
     def warnings(self, host):
         found = []
         for record in self.host(host):
@@ -188,7 +196,7 @@ def test_plan_of_gpu_hosts(fleet, host, archs, count, source):
         t.replace("{arch}", a) for a in archs for t in ("amd-torch-device-{arch}==2.12.0+rocm7.15.0a20260720",
                                                         "rocm-sdk-device-{arch}==7.15.0a20260720",
                                                         "amd-torchvision-device-{arch}==0.27.0+rocm7.15.0a20260720")]
-    assert plan["stages"] == []
+    assert run.run_facts(host)["stages"] == [] and run.run_facts(host)["lock"] is False
     assert isinstance(plan["max_jobs"], int) and plan["max_jobs"] >= 1
     assert_nothing_created(fleet, host)
 

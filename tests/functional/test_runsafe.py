@@ -138,7 +138,8 @@ def test_check_mode_and_preflight_take_no_lock_and_create_nothing(playbook, targ
     preflight = playbook("preflight", base)
     assert preflight.rc == 0, preflight
     assert preflight.task("Lock PRIMUS_BASE")["status"] == "skipped"
-    assert preflight.task("Decide the plan")["result"]["ansible_facts"]["preflight_plan"]["stages"] == []
+    run_facts = preflight.task("Check the directory and interpreter settings")["result"]["ansible_facts"]["primus_run"]
+    assert run_facts["stages"] == [] and run_facts["lock"] is False
     assert not os.path.lexists(base)
 
 
