@@ -11,7 +11,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.plugin_utils import source_build, stage_state
+from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+from ansible_collections.primus.trainenv.plugins.plugin_utils import source_build
 
 
 def source_plans(sources, names, commits, context):

@@ -137,6 +137,8 @@ def matrix(playbook, target, python310, python312, shared_dir):
                              ["primus_megatron_checkouts '", "contains a newline (U+000A)"]),
         "megatron-relative": ({"primus_megatron_checkouts": ["~/.cache/Primus", "src/Primus"]},
                               ["primus_megatron_checkouts must be an absolute path, got 'src/Primus'"]),
+        "megatron-string": ({"primus_megatron_checkouts": d("megatron-string", "Primus")},
+                            ["primus_megatron_checkouts must be a list of directories, got str"]),
         "megatron-other-home": ({"primus_megatron_checkouts": ["~root/Primus"]},
                                 ["primus_megatron_checkouts must be an absolute path, got '~root/Primus' (~ is not expanded here)"]),
         # PRIMUS_PYTHON that is not a Python
@@ -162,7 +164,7 @@ def matrix(playbook, target, python310, python312, shared_dir):
         # (the core role's argument spec refuses it before preflight's own check)
         "min-free": ({"primus_min_free_gib": "lots"}, ["primus_min_free_gib", "'lots'", "cannot be converted to an int"]),
         "jit-cache": ({"primus_jit_cache": "shared"}, ["primus_jit_cache", "auto, node, base", "shared"]),
-        "mamba-cutlass": ({"primus_mamba_cutlass": "latest"}, ["primus_mamba_cutlass", "pin, purge", "latest"]),
+        "mamba-cutlass": ({"primus_mamba_cutlass": "latest"}, ["primus_mamba_cutlass", "purge, pin", "latest"]),
     }
     if ROOT_OWNED:
         cases.update({
