@@ -3,6 +3,7 @@
 overlay and a copy of the playbook with one more include is built, stamped, verified and converged on a re-run."""
 import json
 import os
+import pwd
 import subprocess
 
 import pytest
@@ -53,10 +54,14 @@ def component(shared_dir, target):
     git("clone", "-q", "--bare", work, bare, cwd=root)
     log_dir = os.path.join(target.home, "deepep-builds")
     target.run(["mkdir", "-p", log_dir])
+    # Owned by the target user, as a user's own mirror would be (git refuses a repository another user owns).
+    owner = pwd.getpwnam(target.user)
     for folder, _dirs, files in os.walk(root):
         os.chmod(folder, 0o755)
+        os.chown(folder, owner.pw_uid, owner.pw_gid)
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
+            os.chown(os.path.join(folder, name), owner.pw_uid, owner.pw_gid)
     return {"repo": "file://" + bare, "commit": commit, "log": os.path.join(log_dir, "builds.log")}
 
 
