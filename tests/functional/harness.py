@@ -287,12 +287,17 @@ def sshd_config(port, state_dir, keys_dir, python312):
         "SetEnv PRIMUS_WORLD_UV_PYTHON=%s" % python312, ""])
 
 
-def wait_for_port(port, tries=50):
-    for _attempt in range(tries):
+def wait_for_port(port, timeout=120, proc=None):
+    """True once 127.0.0.1:port accepts a connection; False after timeout seconds (only a hung start: a loaded
+    2-core machine can take many seconds to start sshd) or once proc (the server, if given) has exited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return True
         except OSError:
+            if proc is not None and proc.poll() is not None:
+                return False
             time.sleep(0.1)
     return False
 
@@ -335,7 +340,9 @@ def target(tmp_path_factory, python312, shared_dir):
     config.write_text(sshd_config(port, str(tmp), keys, python312))
     os.makedirs("/run/sshd", exist_ok=True)
     sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
-    wait_for_port(port)
+    if not wait_for_port(port, proc=sshd):
+        sshd.kill()
+        raise RuntimeError("the test sshd on 127.0.0.1:%d did not start: %s" % (port, sshd.communicate()[1]))
     host = {
         "ansible_host": "127.0.0.1", "ansible_port": port, "ansible_user": TEST_USER,
         "ansible_ssh_private_key_file": key,

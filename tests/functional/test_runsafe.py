@@ -155,52 +155,63 @@ def seed_base(target, python312):
 
 def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, target):
     base = target.base("two-runs")
-    # The first run creates the venv and installs torch on an empty base: it holds the lock long enough (about a
-    # minute here) for the second run to be tried up to three times beside it.
+    # The first run creates the venv and installs torch on an empty base: it holds the lock while the second run
+    # is tried beside it.
     first = playbook("venv,torch", base, background=True)
-    tries = []
     try:
         wait_for("the first run's lock", lambda: os.path.exists(os.path.join(base, LOCK)))
         with open(os.path.join(base, LOCK)) as handle:
             holder = json.load(handle)
         assert holder["controller_pid"] == first.proc.pid, "the lock names the first ansible-playbook"
-        while len(tries) < 3 and (not tries or tries[-1]["seconds"] >= 5):
-            started = time.time()
-            second = playbook("venv", base)
-            refused = failure(second)
-            tries.append({"run": second, "refused": refused, "seconds": refused["time"] - started,
-                          "first_running": first.proc.poll() is None})
+        started = time.time()
+        second = playbook("venv", base)
+        first_running = first.proc.poll() is None
+        held_after = None
+        if os.path.exists(os.path.join(base, LOCK)):
+            with open(os.path.join(base, LOCK)) as handle:
+                held_after = json.load(handle)
     finally:
         first_run = first.finish()
     here = socket.gethostname()
-    for attempt in tries:
-        second, refused = attempt["run"], attempt["refused"]
-        assert second.rc != 0
-        # Refused from the lock record node_info read, before any other check: the lock step never ran.
-        assert refused["task"].endswith("Stop - PRIMUS_BASE is in use by another run"), refused["task"]
-        message = refused["result"]["msg"]
-        assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
-                                  "ansible-playbook pid %d on controller %s"
-                                  % (base, target.user, here, first.proc.pid, here)), message
-        assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
-        assert attempt["first_running"], "the second run was refused while the first one was still building"
-        assert second.stats["node1"]["changed"] == 0
-        # Nothing ran after the refusal, and no lock was taken or released.
-        assert second.results[-1] is refused, [r["task"] for r in second.results[second.results.index(refused):]]
-        assert not [r for r in second.results if "Lock PRIMUS_BASE" in r["task"] or "Release the lock" in r["task"]]
-        record_timing("second run on a locked base: refused after (from its launch)", attempt["seconds"])
-        record_timing("second run on a locked base: refused after (from its first task)",
-                      refused["time"] - second.results[0]["time"])
-    # Refused within 5 s of its launch, without waiting for the first run: before the refusal come only
-    # ansible-playbook's start-up (about 1.5 s idle here), the core role's one task and its one round trip
-    # (node_info, over SSH; about 0.5 s more while a venv made by the seed is there: its pip is run once to see
-    # whether it can be adopted, test_a_seed_built_venv_is_adopted). The best of up to three tries counts: on these
-    # 2 cores the first run and the other test worker's builds beside it can starve one try of CPU. Every try is
-    # refused naming the first run (above), and every figure is recorded.
-    assert min(attempt["seconds"] for attempt in tries) < 5, [attempt["seconds"] for attempt in tries]
+    assert second.rc != 0
+    refused = failure(second)
+    # Refused by the early check, from the lock record node_info read, before any other check: the lock step
+    # never ran.
+    assert refused["task"].endswith("Stop - PRIMUS_BASE is in use by another run"), refused["task"]
+    message = refused["result"]["msg"]
+    assert message.startswith("PRIMUS_BASE %s is in use by another run: user %s on node %s (inventory host node1), "
+                              "ansible-playbook pid %d on controller %s"
+                              % (base, target.user, here, first.proc.pid, here)), message
+    assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
+    # Before any work: the refusal comes right after the core role's look at the node, which read the first run's
+    # lock record; before it only the hosts play (skipped here) and the core role's argument and settings checks
+    # ran, nothing changed, and nothing ran after it - no lock taken or released, no stage started.
+    before = second.results[:second.results.index(refused)]
+    spec = "Validating arguments against arg spec"   # the core role's argument check, which Ansible adds
+    assert [(spec if spec in r["task"] else r["task"].split(" : ")[-1], r["status"]) for r in before] == [
+        ("Build on localhost - no inventory was given", "skipped"), ("Stop - the inventory holds no host", "skipped"),
+        (spec, "ok"), ("Check the directory and interpreter settings, decide the stages of this run", "ok"),
+        ("Look at the node - user, PRIMUS_BASE, interpreters, build tools, build and cache directories", "ok")], \
+        [(r["task"], r["status"]) for r in before]
+    assert before[-1]["result"]["lock"]["run_id"] == holder["run_id"], before[-1]["result"]["lock"]
+    assert second.changed_tasks() == [] and second.stats["node1"]["changed"] == 0
+    assert second.results[-1] is refused, [r["task"] for r in second.results[second.results.index(refused):]]
+    assert not [r for r in second.results if "Lock PRIMUS_BASE" in r["task"] or "Release the lock" in r["task"]
+                or "Start stage" in r["task"]]
+    # While the first run held the lock and was still building: it had not ended when the second run returned, its
+    # lock was still the same record, and it released that lock only after the refusal (the callback's times, one
+    # clock on one machine: an order, not a duration).
+    assert first_running, "the second run was refused while the first one was still building"
+    assert held_after == holder, "the first run's lock, unchanged by the refused run"
+    released = first_run.task("Release the lock")
+    assert released["result"]["released"] and refused["time"] < released["time"]
+    # The seconds are measured, not bounded (a loaded machine makes them what it makes them; README, Measured).
+    record_timing("second run on a locked base: refused after (from its launch)", refused["time"] - started)
+    record_timing("second run on a locked base: refused after (from its first task)",
+                  refused["time"] - second.results[0]["time"])
     # The first run was not disturbed: it made the venv, installed torch and finished.
     assert first_run.rc == 0, first_run
-    record_timing("venv,torch on an empty base, beside the refused runs (unprivileged, SSH)", first_run.seconds)
+    record_timing("venv,torch on an empty base, beside the refused run (unprivileged, SSH)", first_run.seconds)
     assert marker(base) == "complete"
     have = installed(target, base)
     assert {name: have.get(name) for name in VENV_PINS} == VENV_PINS

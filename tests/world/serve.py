@@ -105,7 +105,7 @@ def _port_taken_message(port, root):
             % (root, port, "pid %d (%s)" % (holder, cmdline) if holder else "a process this user cannot see", fix))
 
 
-def start(root, timeout=15.0):
+def start(root, timeout=60.0):
     root, pidfile, logfile = _paths(root)
     port = _port(root)
     url = "http://127.0.0.1:%d" % port

@@ -269,12 +269,16 @@ def test_start_refuses_a_port_that_another_server_holds(tmp_path, capsys, bind):
     holder = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", bind, "--directory", other],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _attempt in range(100):
+        # The holder listens before ours starts (a wait for its start only: a loaded machine may take seconds).
+        deadline = time.monotonic() + 120
+        while holder.poll() is None and time.monotonic() < deadline:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.05)
+        else:
+            pytest.fail("the holder (python -m http.server on port %d) did not listen (rc %s)" % (port, holder.poll()))
         assert world_serve.start(root) == 1
         err = capsys.readouterr().err
         assert "cannot listen on 127.0.0.1:%d: the port is taken by pid %d (" % (port, holder.pid) in err, err

@@ -6,6 +6,7 @@
 import json
 import multiprocessing
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -234,10 +235,10 @@ def test_messages_name_the_holder_and_the_fix():
 
 # --- what a dead run left running on the node -------------------------------------------------
 
-def spawn(run_id, script='sleep 60'):
+def spawn(run_id, script='sleep 60', **popen):
     """A process tree (bash, its child) of a run: RUN_ENV=run_id in its environment."""
     env = dict(os.environ, **{base_lock.RUN_ENV: run_id})
-    proc = subprocess.Popen(['bash', '-c', script], env=env)
+    proc = subprocess.Popen(['bash', '-c', script], env=env, **popen)
     return proc
 
 
@@ -272,16 +273,45 @@ def test_run_processes_finds_a_run_s_processes_and_their_children_only():
             proc.wait()
 
 
-def test_stop_processes_terminates_then_kills_what_ignores_sigterm():
+class PollClock(object):
+    """base_lock's time for stop_processes: it advances only by the function's own polls (each a real sleep), so
+    "after the grace" and "before its deadline" are counted in polls, whatever the machine's load."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def time(self):
+        return self.now
+
+    def sleep(self, seconds):
+        time.sleep(seconds)
+        self.now += seconds
+
+
+def test_stop_processes_terminates_then_kills_what_ignores_sigterm(monkeypatch):
     polite = spawn('deadrun00003', 'exec sleep 60')
-    stubborn = spawn('deadrun00003', "trap '' TERM; echo ready; while :; do sleep 0.1; done")
+    stubborn = spawn('deadrun00003', "trap '' TERM; echo ready; while :; do sleep 0.1; done",
+                     stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.3)   # the trap is set
+        assert stubborn.stdout.readline() == 'ready\n'   # the trap is set
         found = [p for p in base_lock.run_processes('deadrun00003') if p[0] in (polite.pid, stubborn.pid)]
         assert len(found) == 2
-        started = time.time()
-        stopped = base_lock.stop_processes(found, grace=1.0)
-        assert time.time() - started < 8
+        clock, sent = PollClock(), []
+
+        def kill(pid, sig):
+            sent.append((pid, sig, clock.now))
+            os.kill(pid, sig)
+        monkeypatch.setattr(base_lock, 'time', clock)
+        stopped = base_lock.stop_processes(found, grace=1.0, kill=kill)
+        returned = clock.now
+        monkeypatch.undo()
+        # SIGTERM to both at once; SIGKILL only to the one that ignored it, and only once the grace was over.
+        assert [(pid, sig) for pid, sig, _when in sent] == [
+            (polite.pid, signal.SIGTERM), (stubborn.pid, signal.SIGTERM), (stubborn.pid, signal.SIGKILL)], sent
+        assert sent[0][2] == sent[1][2] == 0.0 and sent[2][2] >= 1.0, sent
+        # It returned because nothing was left, not at its SIGKILL wait's deadline (5 s of polls).
+        assert not base_lock.process_start(polite.pid) and not base_lock.process_start(stubborn.pid)
+        assert returned < sent[2][2] + 5.0, (returned, sent)
         assert {s['pid']: s['signal'] for s in stopped} == {polite.pid: 'SIGTERM', stubborn.pid: 'SIGKILL'}
         assert gone(polite) and gone(stubborn)
         assert polite.returncode == -15 and stubborn.returncode == -9
@@ -290,6 +320,8 @@ def test_stop_processes_terminates_then_kills_what_ignores_sigterm():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        if stubborn.stdout:
+            stubborn.stdout.close()
 
 
 def test_stop_processes_leaves_a_reused_pid_alone():
