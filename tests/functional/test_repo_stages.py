@@ -129,6 +129,12 @@ def test_installed_set_flydsl_turbo_and_setuptools_not_downgraded(converged, tar
     assert now["setuptools"] == "75.1.0"
 
 
+def test_the_expected_flydsl_warning_is_explained_once_when_the_stage_runs(converged):
+    words = "[turbo] Expected: pip may report that amd-aiter (the pinned aiter) requires flydsl==0.1.7 but flydsl 0.2.4"
+    assert converged.first.output.count(words) == 1, words
+    assert words not in converged.second.output, "a stage that is done explains nothing"
+
+
 def test_rerun_changes_nothing_in_the_repo_stages(converged):
     ours = ("primus.trainenv.primus_repo", "primus.trainenv.aiter", "primus.trainenv.turbo",
             "primus.trainenv.source_build")
