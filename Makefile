@@ -63,9 +63,16 @@ help:
 # venv without pip, and pip from its wheel on PyPI, sha256-checked (tests/bootstrap_pip.py).
 BOOTSTRAP_PIP ?= pip==26.3
 BOOTSTRAP_INDEX ?= https://pypi.org/simple
+# Where the command `make controller` prints without Python 3.12 or 3.10 puts uv (which then provides a 3.12).
+UV_VENV ?= $(CURDIR)/.uv
 
 $(VENV)/.controller: requirements/controller.txt
-	@test -n "$(CONTROLLER_PYTHON)" || { echo "Neither Python 3.12 nor 3.10 found: set PY312=/path/to/python3.12 (or PY310=/path/to/python3.10)" >&2; exit 1; }
+	@test -n "$(CONTROLLER_PYTHON)" || { \
+	  py=$$(command -v python3 || true); \
+	  echo "Neither Python 3.12 nor 3.10 found (not in pyenv, not on PATH$${py:+; python3 is $$py, Python $$("$$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo '?')})." >&2; \
+	  echo "Set PY312=/path/to/python3.12 (or PY310=/path/to/python3.10), or get a Python 3.12 from uv's PyPI wheel (no root):" >&2; \
+	  echo "  $${py:-python3} -m venv --without-pip $(UV_VENV) && $${py:-python3} tests/bootstrap_pip.py $(UV_VENV)/bin/python '$(BOOTSTRAP_PIP)' '$(BOOTSTRAP_INDEX)' && $(UV_VENV)/bin/pip install --quiet uv && $(UV_VENV)/bin/uv python install 3.12 && make controller PY312=\"\$$($(UV_VENV)/bin/uv python find 3.12)\"" >&2; \
+	  exit 1; }
 	@if $(CONTROLLER_PYTHON) -c 'import ensurepip' 2>/dev/null; then \
 	  echo "$(CONTROLLER_PYTHON) -m venv $(VENV)"; $(CONTROLLER_PYTHON) -m venv $(VENV); \
 	else \

@@ -29,7 +29,9 @@ description:
     (the lock record M(primus.trainenv.node_info) already read) it needs no round trip to the node, so a second run
     on a locked base is refused within seconds of its start.
   - Taking and releasing the lock are not reported as changes (a run leaves no lock behind, so a converged run stays
-    at C(changed=0)); creating the base directory is.
+    at C(changed=0)), and neither is creating the base directory for the lock - its directories are returned as
+    RV(created), and the playbook removes them again when the run leaves them empty (a run that preflight stops
+    after the lock); what a stage then writes into the base is that stage's change.
   - The task runs through the action plugin of the same name, which fills in O(owner) on the controller and decides
     whether a lock is stale (only the controller can check its own processes); the module does the file work on
     the node.
@@ -192,8 +194,8 @@ def main():
             holder = dict(holder, problem=problem)
         ours = holder is None or (holder.get('run_id') == owner['run_id']
                                   and holder.get('inventory_host') == owner['inventory_host'])
-        # Check mode reports the base it would create; state=checked changes nothing in any mode.
-        module.exit_json(changed=module.params['state'] != 'checked' and not os.path.isdir(base), acquired=ours,
+        # Neither check mode nor state=checked changes anything (nor would acquiring report a change).
+        module.exit_json(changed=False, acquired=ours,
                          holder=holder or record, lock=path, released=False, created=[])
     try:
         result['created'] = make_dirs(base)
@@ -209,7 +211,7 @@ def main():
             acquired, holder = base_lock.acquire(path, record)
     except (IOError, OSError) as exc:
         module.fail_json(msg='cannot take the lock %s: %s' % (path, exc), **result)
-    result.update(changed=bool(result['created']), acquired=acquired, holder=holder)
+    result.update(acquired=acquired, holder=holder)
     module.exit_json(**result)
 
 

@@ -116,6 +116,13 @@ def test_boto_pins_installed_and_tilelang_removed(converged, target):
         assert json.load(handle)["outputs"]["removed"] == ["tilelang"]
 
 
+def test_the_expected_botocore_warning_is_explained_once_when_the_stage_runs(converged):
+    words = ("[boto] Expected: pip may report that aiobotocore (from Primus's requirements) requires a newer botocore, "
+             "but botocore 1.35.99")
+    assert converged.first.output.count(words) == 1, words
+    assert words not in converged.second.output, "a stage that is done explains nothing"
+
+
 def test_a_converged_rerun_changes_nothing(converged):
     assert converged.second.stats["node1"]["changed"] == 0, converged.second.changed_tasks()
     for stage in ("pydeps", "boto"):

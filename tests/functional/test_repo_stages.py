@@ -7,6 +7,7 @@ of Primus's default branch: Megatron bumped and the Automodel submodule the pin 
 import collections
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -127,6 +128,22 @@ def test_installed_set_flydsl_turbo_and_setuptools_not_downgraded(converged, tar
     assert "triton" not in now or "rocm" in now["triton"]
     assert converged.stale["after_first"]["setuptools"] == "75.1.0"
     assert now["setuptools"] == "75.1.0"
+
+
+def test_turbo_installs_the_pinned_flydsl_directly(converged):
+    """Issue 25: Primus-Turbo's flydsl>=0.2.0 installed the newest flydsl, the next task downgraded it to 0.2.4."""
+    with open(os.path.join(converged.base, "logs", "turbo.log")) as handle:
+        log = handle.read()
+    # pip's resolver reads the metadata of newer flydsl releases; only 0.2.4's wheel is fetched and installed.
+    downloaded = set(re.findall(r"Downloading flydsl-([^-\s]+)-\S+\.whl \(", log))
+    installed_versions = set(re.findall(r"Successfully installed .*?\bflydsl-(\S+)", log))
+    assert downloaded <= {"0.2.4"} and installed_versions == {"0.2.4"}, re.findall(r".*flydsl.*", log)
+
+
+def test_the_expected_flydsl_warning_is_explained_once_when_the_stage_runs(converged):
+    words = "[turbo] Expected: pip may report that amd-aiter (the pinned aiter) requires flydsl==0.1.7 but flydsl 0.2.4"
+    assert converged.first.output.count(words) == 1, words
+    assert words not in converged.second.output, "a stage that is done explains nothing"
 
 
 def test_rerun_changes_nothing_in_the_repo_stages(converged):

@@ -111,6 +111,18 @@ def test_a_stage_stops_at_once_naming_what_to_run_first_and_leaves_no_lock(playb
     assert not os.path.exists(base), os.listdir(base)
 
 
+def test_a_run_that_preflight_stops_after_the_lock_reports_no_change_and_leaves_nothing(playbook, target):
+    """Issue 25: the lock made the empty base (changed=1), preflight then stopped the run and the base went again."""
+    base = target.base("preflight-after-lock")
+    run = playbook("venv", base, extra={"primus_arch_override": "gfx90a"})
+    assert run.rc != 0
+    assert "has no device wheels" in failure(run)["result"]["msg"], failure(run)
+    lock = run.task("Lock PRIMUS_BASE")
+    assert lock["status"] == "ok" and base in lock["result"]["created"], lock
+    assert run.stats["node1"]["changed"] == 0, run.changed_tasks()
+    assert not os.path.lexists(base)
+
+
 @pytest.mark.parametrize("stage, needs, tags", [
     ("pydeps", "venv and torch", "venv,torch"),
     ("boto", "venv and torch", "venv,torch"),

@@ -155,12 +155,18 @@ def source_and_print(target, base, script, **env):
 
 
 @pytest.mark.parametrize("how", ["sourced", "executed"])
-def test_env_sh_refuses_an_unset_primus_base(converged, target, how):
+def test_env_sh_with_primus_base_unset_uses_its_own_base(converged, target, how):
+    """Issue 25: `source env.sh` with PRIMUS_BASE unset works for a generated base."""
     base = converged.base
-    script = 'source "%s/env.sh"; echo "after=$?"' % base if how == "sourced" else 'bash "%s/env.sh"; echo "after=$?"' % base
-    proc = target.bash(script)
-    assert "[env] ERROR: PRIMUS_BASE is not set." in proc.stderr
-    assert "after=1" in proc.stdout
+    if how == "executed":
+        proc = target.bash('bash "%s/env.sh"; echo "after=$?"' % base)
+        assert "after=0" in proc.stdout, proc.stderr
+        return
+    proc = target.bash('source "%s/env.sh"; echo "rc=$? base=$PRIMUS_BASE venv=$VIRTUAL_ENV"; '
+                       'python -c "import sys, torch; print(sys.prefix, torch.__version__)"' % base)
+    assert "rc=0 base=%s venv=%s/venv" % (base, base) in proc.stdout, proc.stderr
+    assert "%s/venv %s" % (base, ROCM) in proc.stdout, (proc.stdout, proc.stderr)
+    assert "ERROR" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("how", ["sourced", "executed"])

@@ -309,6 +309,64 @@ def test_env_sh_creates_its_own_cache_dir_private(tmp_path):
     assert os.stat(cache).st_mode & 0o777 == 0o700
 
 
+# ------------------------------------------------------------------ the base the files were written for
+
+def own_base(tmp_path):
+    """A plain base, a symlink to it and another directory."""
+    base, env_sh, modulefile = plain(tmp_path, str(tmp_path / "cache"))
+    os.symlink(base, str(tmp_path / "link"))
+    os.makedirs(str(tmp_path / "other"))
+    return base, env_sh, modulefile, str(tmp_path / "link"), str(tmp_path / "other")
+
+
+def loaders():
+    return ["bash"] + (["tclsh"] if TCLSH else []) + (["modulecmd"] if MODULECMD else [])
+
+
+def load(loader, tmp_path, env_sh, modulefile, env):
+    if loader == "bash":
+        return source_env_sh(env_sh, str(tmp_path), env)
+    if loader == "tclsh":
+        return load_with_tclsh(modulefile, str(tmp_path), env, str(tmp_path))
+    return load_with_modulecmd(modulefile, str(tmp_path), env)
+
+
+@pytest.mark.parametrize("loader", ["bash", "tclsh", "modulecmd"])
+def test_primus_base_unset_or_naming_the_base_uses_the_base_the_files_were_written_for(tmp_path, loader):
+    if loader not in loaders():
+        pytest.skip("%s is not installed" % loader)
+    base, env_sh, modulefile, link, _other = own_base(tmp_path)
+    for exported in (None, "", base, link):
+        env = environ("tester") if exported is None else environ("tester", PRIMUS_BASE=exported)
+        proc = load(loader, tmp_path, env_sh, modulefile, env)
+        assert proc.returncode == 0, (exported, proc.stderr.decode())
+        got = parse_env0(proc.stdout)
+        assert got["PRIMUS_BASE"] == base and got["PRIMUS_PIP_CONSTRAINTS"] == base + "/pip-constraints.txt", exported
+        assert "ERROR" not in proc.stderr.decode(), (exported, proc.stderr.decode())
+
+
+@pytest.mark.parametrize("loader", ["bash", "tclsh", "modulecmd"])
+def test_an_exported_primus_base_of_another_directory_is_refused_naming_the_base(tmp_path, loader):
+    if loader not in loaders():
+        pytest.skip("%s is not installed" % loader)
+    base, env_sh, modulefile, _link, other = own_base(tmp_path)
+    for exported in (other, str(tmp_path / "missing")):
+        proc = load(loader, tmp_path, env_sh, modulefile, environ("tester", PRIMUS_BASE=exported))
+        assert proc.returncode != 0, exported
+        stderr = proc.stderr.decode()
+        assert "belongs to PRIMUS_BASE=%s, but PRIMUS_BASE is '%s'" % (base, exported) in stderr, stderr
+        assert "export PRIMUS_BASE='%s'" % base in stderr
+        assert "PRIMUS_PIP_CONSTRAINTS" not in parse_env0(proc.stdout)
+
+
+def test_env_sh_refuses_a_relative_primus_base_naming_its_own(tmp_path):
+    base, env_sh, _modulefile, _link, _other = own_base(tmp_path)
+    proc = source_env_sh(env_sh, str(tmp_path), environ("tester", PRIMUS_BASE="base"))
+    assert proc.returncode == 1
+    assert "PRIMUS_BASE must be an absolute path, got 'base'" in proc.stderr.decode()
+    assert "Unset it (this env.sh then uses '%s')" % base in proc.stderr.decode()
+
+
 # ------------------------------------------------------------------ a build environment from the same table
 
 BUILD_ENV = ("{{ primus_env_table | combine({'conditions': {'jit_local': {'decided': preflight_plan.jit_local}}}, "

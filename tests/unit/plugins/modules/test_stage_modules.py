@@ -143,7 +143,7 @@ def owner(run_id, inventory_host='node1'):
 def test_lock_module_acquire_refuse_release(tmpdir):
     base = str(tmpdir.join('home', 'envs', 'base'))
     first = run_module('base_lock', dict(path=base, owner=owner('r1')), tmpdir, check_mode=False)
-    assert first['acquired'] is True and first['changed'] is True
+    assert first['acquired'] is True and first['changed'] is False   # creating the base is no change (issue 25)
     assert first['created'] == [str(tmpdir.join('home')), str(tmpdir.join('home', 'envs')), base]
     holder = first['holder']
     assert holder['run_id'] == 'r1' and holder['node_host'] == socket.gethostname() and holder['base'] == base
@@ -176,7 +176,7 @@ def test_lock_module_takes_over_only_the_named_run(tmpdir):
 def test_lock_module_check_mode_creates_nothing(tmpdir):
     base = str(tmpdir.join('base'))
     result = run_module('base_lock', dict(path=base, owner=owner('r1')), tmpdir, check_mode=True)
-    assert result['acquired'] is True and result['changed'] is True and not os.path.exists(base)
+    assert result['acquired'] is True and result['changed'] is False and not os.path.exists(base)
 
 
 def test_lock_module_checked_reads_the_lock_and_changes_nothing(tmpdir):
