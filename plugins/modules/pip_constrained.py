@@ -539,7 +539,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
-    check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
+    check_extra_args, check_pip_environment, install_args, pip_environ, uninstall_args, wheel_args)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import (
     check_absent_request, decide_present, is_pattern, plan_absent)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure import advice, classify, compiler_error
@@ -1220,6 +1220,7 @@ class PipConstrained(object):
         params = self.params
         try:
             check_extra_args(params['extra_args'])
+            check_pip_environment(self.pip_env(), params['environment'], params['use_pip_config'])
         except ValueError as exc:
             self.fail(to_native(exc), failure='bad_request')
         urls = [('index_url', params['index_url'])] if params['index_url'] else []
