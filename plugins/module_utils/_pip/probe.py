@@ -23,7 +23,7 @@ PROBE_MARKER = '@@primus-pip-probe@@'
 
 # Runs inside the venv's interpreter (3.8+). Prints one JSON line after PROBE_MARKER.
 PROBE_SCRIPT = r'''
-import json, os, platform, sys, sysconfig
+import json, os, platform, re, sys, sysconfig
 
 def full(info):
     v = "%d.%d.%d" % (info.major, info.minor, info.micro)
@@ -60,6 +60,9 @@ def headers(text):
         out.setdefault(last, []).append(value.strip())
     return out
 
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
 def read(path, name):
     try:
         with open(os.path.join(path, name), encoding="utf-8") as handle:
@@ -89,10 +92,14 @@ for entry in sys.path:
             version = (meta.get("version") or [None])[0]
             requires = meta.get("requires-dist") or []
             extras = meta.get("provides-extra") or []
-            # pip takes name and version from the directory name when it has both (name-version.dist-info)
+            # pip takes name and version from the directory name when it has both (name-version.dist-info);
+            # METADATA's spelling is kept for display where the two agree
             dir_name, sep, dir_version = base[:-len(".dist-info")].partition("-")
             if sep and dir_name:
-                name, version = dir_name, dir_version
+                if not name or canonical(name) != canonical(dir_name):
+                    name = dir_name
+                if version is None or version.replace("-", "_") != dir_version:
+                    version = dir_version
         elif base.endswith(".egg-info"):
             from importlib import metadata
             d = metadata.Distribution.at(path)
@@ -112,8 +119,9 @@ for entry in sys.path:
                         section = line[1:-1].split(":", 1)[0].strip()
                     elif section and section not in extras:
                         extras.append(section)
-            if name is not None:
-                name = base[:-len(".egg-info")].split("-", 1)[0] or name
+            dir_name = base[:-len(".egg-info")].split("-", 1)[0]
+            if name is not None and dir_name and canonical(name) != canonical(dir_name):
+                name = dir_name
         else:
             continue
         if not name or version is None:

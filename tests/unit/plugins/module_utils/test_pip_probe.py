@@ -172,3 +172,9 @@ def test_probe_reports_the_tag_facts_of_the_interpreter():
                                       check=True).stdout).data["tags"]
     assert tags["python"] == list(sys.version_info[:2]) and tags["impl"] == "cp"
     assert tags["abi"] == "cp%d%d" % sys.version_info[:2] and tags["platform"].startswith("linux_")
+
+
+def test_metadata_spelling_is_kept_for_display_where_it_agrees_with_the_directory(tmp_path):
+    write_dist(tmp_path, "Cuda-App", "1.0", dirname="cuda_app-1.0.dist-info")
+    dist = parse_probe(run_script(tmp_path)).dists["cuda-app"]
+    assert (dist.name, dist.version) == ("Cuda-App", "1.0")
