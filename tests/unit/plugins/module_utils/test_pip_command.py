@@ -131,3 +131,21 @@ def test_pip_environment_allow_list():
                        ("PIP_SRC", "/s"), ("PIP_PYTHON", "/usr/bin/python3"), ("PIP_REQUIREMENT", "/r.txt")):
         with pytest.raises(ValueError, match="environment.%s='%s' is refused" % (key, value)):
             check_pip_environment({key: value}, {key: value}, False)
+
+
+def test_the_option_tables_are_pips_own():
+    """PIP_INSTALL_LONG is pip install's option list (pip 26.3, as in this venv); the allow-list is inside it."""
+    from ansible_collections.primus.trainenv.plugins.module_utils._pip import command
+    from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import FILE_OPTIONS, FILE_SHORT
+    pip = pytest.importorskip("pip")
+    if pip.__version__ != "26.3":
+        pytest.skip("the tables are pip 26.3's; this pip is %s" % pip.__version__)
+    pip_internal = pytest.importorskip("pip._internal.commands.install")
+    req_file = pytest.importorskip("pip._internal.req.req_file")
+    parser = pip_internal.InstallCommand("install", "x").parser
+    assert sorted(parser._long_opt) == sorted(command.PIP_INSTALL_LONG)
+    assert dict((k, v.get_opt_string()) for k, v in parser._short_opt.items()) == command.PIP_INSTALL_SHORT
+    assert set(command.EXTRA_ARGS_ALLOWED) <= set(command.PIP_INSTALL_LONG)
+    file_parser = req_file.build_parser()
+    assert dict((k, v.takes_value()) for k, v in file_parser._long_opt.items() if k != "--help") == FILE_OPTIONS
+    assert dict((k, v.get_opt_string()) for k, v in file_parser._short_opt.items() if k != "-h") == FILE_SHORT
