@@ -24,17 +24,28 @@ description:
     B(not) satisfied by C(2.12.0+cpu)); unless O(no_deps), the whole dependency closure (Requires-Dist,
     extras and markers evaluated for the venv) must be installed and satisfied and inside the constraints files."
   - "Anything given by path or URL is judged as the artifact pip would install: a local wheel by its name,
-    version and its own C(Requires-Dist) (read from the file); a local sdist only when it is installed from that
-    very file (sha256 recorded in the PEP 610 C(direct_url.json)); a remote archive only when installed from that
-    URL; a VCS URL only when installed from that repository at that commit (pin a full commit hash; a branch or
-    tag may have moved); a project directory by its known version and its static dependencies; an editable project
-    only when installed editable from that directory with static dependencies. Whatever cannot be decided
-    offline is answered B(not satisfied), and pip decides."
+    version and its own C(Requires-Dist) (read from the file), and only when its tags fit the venv's interpreter
+    and the installed copy is not an editable install (pip replaces that); a local sdist or a version-less local
+    archive (C(proj-main.tar.gz)) only when it is installed from that very file (sha256 recorded in the PEP 610
+    C(direct_url.json)); a remote wheel, sdist or archive only when installed from that URL B(and) the URL carries a
+    C(#sha256=) that matches the recorded hash (without one, a remote file may have changed since: served again
+    with other dependencies, or a branch archive such as C(.../archive/refs/heads/main.zip)); a local file whose
+    C(#sha256=) does not match its content never (pip refuses it); a VCS URL only when installed from that repository
+    at that commit and that C(#subdirectory=) (pin a full commit hash; a branch or tag may have moved); a project
+    directory by its known version and its static dependencies, not when the installed copy records another
+    directory; an editable project only when installed editable from that directory with static dependencies.
+    A requirement whose environment marker cannot be evaluated (such as C(\"x\" in extras)) goes to pip.
+    Whatever cannot be decided offline is answered B(not satisfied), and pip decides."
+  - "The installed set is read as pip reads it: a C(.dist-info) directory's name and version come from the
+    directory name (C(name-version.dist-info)) when it has both; of two directories of one project in one
+    C(site-packages) the first in directory order counts; a legacy C(.egg-info) provides the extras of its
+    C(requires.txt) sections."
   - "Deliberate differences from pip's own plan, none of which can leave a wrong environment: pip reinstalls a
     local directory, an editable project or a local sdist even at the same version, which is not counted as a
     change here when it is the same artifact; pip keeps a same-version install for a remote wheel, another VCS
     commit, a branch or tag, or a URL it was not installed from (resolving only the link's dependencies), which
-    hands over to pip here. A differential test runs a generated corpus of several hundred
+    hands over to pip here, as does a remote file without a matching C(#sha256=) (it may have changed).
+    A differential test runs a generated corpus of several hundred
     requests over several venv states through this decision and through C(pip install --dry-run --report)."
   - When something must change, pip runs and the installed set is read again; C(changed) is the real
     before/after difference, never pip's wording.
@@ -92,7 +103,9 @@ options:
         a path or URL to a wheel or sdist, a project directory, or a VCS URL (C(name @ git+https://...@commit)).
         An entry starting with C(-) is refused (options have options of their own, or go into O(extra_args)).
       - With O(state=absent), entries are distribution names, optionally with a version specifier that
-        narrows the match, or fnmatch patterns on the normalized name with C(*) or C(?) (C(nvidia-cutlass-dsl*),
+        narrows the match; an entry whose environment marker is false for the venv is skipped, and a wheel or sdist
+        file narrows the match to its version (C(pip uninstall) itself ignores both; this module never removes more
+        than the entry says); or fnmatch patterns on the normalized name with C(*) or C(?) (C(nvidia-cutlass-dsl*),
         optionally C(==version-glob) or C(!=version-glob)); a version specifier is never passed to C(pip uninstall).
         C(pip) and a pattern that matches C(pip), C(setuptools) or C(wheel) (such as C(*)) are refused.
       - With O(src), O(name) instead says what the source tree provides (for example
@@ -105,7 +118,11 @@ options:
   requirements:
     description:
       - A requirements file passed to pip as C(--requirement). Nested C(-r) and C(-c) files are read for the decision
-        too; relative paths inside it follow pip's rules.
+        too; relative paths inside it follow pip's rules. Option lines are read as pip reads them (quoted values,
+        C(file:) URLs, abbreviated long options such as C(--requirem)).
+      - Lines that change where distributions come from (C(-i)/C(--index-url), C(--extra-index-url), C(-f)/C(--find-links),
+        C(--no-index), abbreviations included) are refused in requirements and constraints files alike; use
+        O(index_url), O(extra_index_urls), O(find_links) and O(no_index).
     type: path
   src:
     description:
@@ -173,6 +190,10 @@ options:
     description:
       - Environment variables for pip and the builds it runs (for example C(MAX_JOBS), C(GPU_ARCHS)).
         Applied last, so C(PIP_*) variables given here are kept even when O(use_pip_config=false).
+      - C(PIP_*) variables are options to pip. Only those of options O(extra_args) accepts (such as C(PIP_NO_CACHE_DIR),
+        C(PIP_PROXY), C(PIP_CERT), C(PIP_DEFAULT_TIMEOUT)) are allowed, here and, with O(use_pip_config=true), in the
+        inherited environment; C(PIP_TARGET), C(PIP_PREFIX), C(PIP_USER), C(PIP_INDEX_URL), C(PIP_FIND_LINKS),
+        C(PIP_CONSTRAINT) and every other are refused before pip runs, naming the variable and the module option to use.
       - C(${VAR}) in requirements and constraints files is expanded from this same environment, as pip expands it.
     type: dict
     default: {}
@@ -217,9 +238,14 @@ options:
     description:
       - Extra options appended to C(pip install) (for example C(--no-cache-dir), C(--use-pep517), C(-v)).
         They do not take part in the offline decision.
-      - Every entry must be an option (start with C(-); give values as C(--option=value)). Options that install
-        elsewhere (C(--target), C(--prefix), C(--root), C(--user)) or that this module sets itself (indexes,
-        requirements, constraints, C(--upgrade), C(--dry-run), C(--report), C(--log), C(--retries), ...) are refused.
+      - Every entry must be an option (start with C(-); give values as C(--option=value)), read as pip reads it (any
+        unique prefix of a long option is that option, so C(--targ=/x) is C(--target)), and on an allow-list of options
+        that change how pip fetches, builds and reports - C(--no-cache-dir), C(--cache-dir), C(-v), C(-q),
+        C(--use-pep517), C(--config-settings), C(--no-binary), C(--only-binary), C(--prefer-binary), C(--timeout),
+        C(--proxy), C(--cert), C(--client-cert), C(--trusted-host), C(--no-compile), C(--no-warn-script-location) and
+        similar. Everything else is refused - options that install elsewhere (C(--target), C(--prefix), C(--root),
+        C(--user)) and those this module sets itself (indexes, requirements, constraints, C(--upgrade), C(--dry-run),
+        C(--report), C(--log), C(--retries), ...).
     type: list
     elements: str
     default: []
@@ -513,7 +539,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
-    check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
+    check_extra_args, check_pip_environment, install_args, pip_environ, uninstall_args, wheel_args)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import (
     check_absent_request, decide_present, is_pattern, plan_absent)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure import advice, classify, compiler_error
@@ -1194,6 +1220,7 @@ class PipConstrained(object):
         params = self.params
         try:
             check_extra_args(params['extra_args'])
+            check_pip_environment(self.pip_env(), params['environment'], params['use_pip_config'])
         except ValueError as exc:
             self.fail(to_native(exc), failure='bad_request')
         urls = [('index_url', params['index_url'])] if params['index_url'] else []

@@ -230,11 +230,14 @@ def test_machine_pip_config_is_ignored_unless_asked(world, index, venv, run):
     trap = {"PIP_FIND_LINKS": str(world / "trap-links"), "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}
     args = {"venv": str(venv), "name": ["einops"], "index_url": index}
     results = run.play([task(args), task({"venv": str(venv), "name": ["einops"], "state": "absent"}),
-                        task(dict(args, use_pip_config=True))], env=trap)
-    assert [failed for _r, failed in results] == [False, False, False]
+                        dict(task(dict(args, use_pip_config=True)), ignore_errors=True)], env=trap)
+    assert [failed for _r, failed in results] == [False, False, True]
     assert results[0][0]["added"] == [{"name": "einops", "version": "0.8.1"}]
     assert results[1][0]["removed"] == [{"name": "einops", "version": "0.8.1"}]
-    assert results[2][0]["added"] == [{"name": "einops", "version": "9.9.9"}]  # the trap, when asked for
+    # Asked for, the machine's configuration applies - but a variable that redirects the install is refused.
+    refused = results[2][0]
+    assert refused["failure"] == "bad_request" and refused["commands"] == [] and "PIP_FIND_LINKS" in refused["msg"]
+    assert "use_pip_config: false" in refused["msg"] and "einops" not in [n for n, _v in installed(venv)]
 
 
 def test_forcereinstall_reports_the_reinstall(world, venv, run):

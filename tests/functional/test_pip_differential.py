@@ -15,13 +15,19 @@ one of the deliberate, documented choices (DOCUMENTED below, each quoted from th
 pip reinstalling the same version of a local directory, editable project or local sdist is the
 documented "same artifact" choice, checked separately (the module must have proven the artifact).
 """
+import functools
+import hashlib
+import http.server
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
 import time
+import zipfile
+from urllib.parse import quote
 
 import pytest
 
@@ -47,7 +53,7 @@ pytestmark = pytest.mark.functional
 
 PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
 ROCM = "2.12.0+rocm7.15.0a20260720"
-MIN_CASES = 300
+MIN_CASES = 650
 
 # Reasons for "not satisfied" that pip may answer with "nothing to do", and the sentence of the
 # module's documentation that makes each a deliberate choice.
@@ -59,6 +65,9 @@ DOCUMENTED = {
     "is not an editable install of": KEEPS,
     "dependencies are not static": "an editable project only when installed editable from that directory with static",
     "without static name and version": "Whatever cannot be decided offline is answered B(not satisfied)",
+    "a remote file may have changed": "as does a remote file without a matching C(#sha256=)",
+    "cannot be evaluated": "A requirement whose environment marker cannot be evaluated",
+    "does not match its #": "a local file whose C(#sha256=) does not match its content never",
 }
 SAME_ARTIFACT_DOC = "pip reinstalls a local directory, an editable project or a local sdist even at the same version"
 
@@ -131,8 +140,98 @@ def build_catalog(root):
     git(repo, "commit", "-q", "-am", "same version, new dependency")
     second = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True, capture_output=True,
                             text=True).stdout.strip()
-    return {"links": str(links), "direct": str(direct), "root": str(root), "repo": str(repo), "first": first,
-            "second": second}
+    cat = {"links": str(links), "direct": str(direct), "root": str(root), "repo": str(repo), "first": first,
+           "second": second}
+    cat.update(build_class_catalog(root))
+    return cat
+
+
+def zip_project(path, top, files):
+    """A .zip source archive (GitHub's archive/refs/heads/<branch>.zip shape: one top directory)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        for rel, text in sorted(files.items()):
+            archive.writestr("%s/%s" % (top, rel), text)
+    return path
+
+
+class Served(object):
+    """A directory served over HTTP on 127.0.0.1 (pip fetches remote wheels and archives from it)."""
+
+    def __init__(self, directory):
+        handler = functools.partial(_QuietHandler, directory=directory)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def build_class_catalog(root):
+    """The artefacts of the false-"satisfied" classes (issue: the remaining classes); some change after install."""
+    classes = root / "classes"
+    local = str(classes / "local" / "archproj-main.tar.gz")   # a version-less archive: the branch moves
+    os.makedirs(os.path.dirname(local))
+    shutil.move(build_sdist(str(classes / "a1"), "archproj", "1.0", project_files("archproj", "1.0")), local)
+    moved = build_sdist(str(classes / "a2"), "archproj", "1.1", project_files("archproj", "1.1", requires=["delta"]))
+    copy = str(classes / "copy" / "archproj-main.tar.gz")
+    os.makedirs(os.path.dirname(copy))
+    shutil.copy(local, copy)
+    served = classes / "served"
+    build_wheel(str(served), "srvpkg", "1.0")
+    build_wheel(str(classes / "reserved"), "srvpkg", "1.0", requires=["inq==0.3.4"])  # same name, new dependency
+    branch = "org/proj/archive/refs/heads/main.zip"
+    zip_project(str(served / branch), "proj-main", project_files("srvzip", "1.0"))
+    zip_project(str(classes / "reserved" / "main.zip"), "proj-main", project_files("srvzip", "1.1", requires=["delta"]))
+    mono = classes / "mono"
+    make_project(mono / "one", "mone", "1.0")
+    make_project(mono / "two", "mtwo", "1.0")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(mono)], check=True)
+    git(mono, "add", "-A")
+    git(mono, "commit", "-q", "-m", "two projects")
+    mono_commit = subprocess.run(["git", "-C", str(mono), "rev-parse", "HEAD"], check=True, capture_output=True,
+                                 text=True).stdout.strip()
+    editwheel = build_wheel(str(classes / "editwheel"), "pedit", "1.0")
+    make_project(root / "projects" / "pstatic-copy", "pstatic", "1.0")
+    tags = build_wheel(str(classes / "tags"), "alpha", "1.1", tag="cp27-cp27mu-manylinux1_x86_64")
+    pins = classes / "pins" / "my pins.txt"
+    os.makedirs(os.path.dirname(str(pins)))
+    pins.write_text("gamma==1.0\n")
+    server = Served(str(served))
+    return {"archive": local, "archive_moved": moved, "archive_copy": copy, "served": server.url, "server": server,
+            "served_dir": str(served), "branch": branch, "reserved": str(classes / "reserved"), "mono": str(mono),
+            "mono_commit": mono_commit, "editwheel": editwheel, "tags_wheel": tags, "pins": str(pins)}
+
+
+def after_install(cat):
+    """What changes once the venvs are built: the branch moves, the server serves new files, odd metadata."""
+    os.remove(cat["archive"])
+    shutil.copy(cat["archive_moved"], cat["archive"])
+    later = time.time() + 10   # a new Last-Modified, so that no HTTP cache revalidation keeps the old file
+    for name, dest in (("srvpkg-1.0-py3-none-any.whl", "srvpkg-1.0-py3-none-any.whl"), ("main.zip", cat["branch"])):
+        target = os.path.join(cat["served_dir"], dest)
+        shutil.copy(os.path.join(cat["reserved"], name), target)
+        os.utime(target, (later, later))
+    site = os.path.join(cat["venvs"]["direct"], "lib", "python3.12", "site-packages")
+    egg = os.path.join(site, "eggpkg-1.0-py3.12.egg-info")
+    os.makedirs(egg)
+    with open(os.path.join(egg, "PKG-INFO"), "w") as handle:
+        handle.write("Metadata-Version: 1.1\nName: eggpkg\nVersion: 1.0\n")
+    with open(os.path.join(egg, "requires.txt"), "w") as handle:
+        handle.write("[cli]\ninq==0.3.4\n")
+    for dirname, name, version in (("mismatch-1.0.dist-info", "mismatch", "2.0"), ("twin-1.0.dist-info", "twin", "1.0"),
+                                   ("twin-2.0.dist-info", "twin", "2.0")):
+        os.makedirs(os.path.join(site, dirname))
+        with open(os.path.join(site, dirname, "METADATA"), "w") as handle:
+            handle.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
 
 
 # ---- venv states -------------------------------------------------------------------------------
@@ -160,7 +259,10 @@ def states(cat):
                    ["-e", os.path.join(root, "projects", "pedit"), "-e", os.path.join(root, "projects", "pedit-dyn"),
                     "-e", os.path.join(root, "projects", "pedit-changed")],
                    ["vpkg @ git+file://%s@%s" % (cat["repo"], cat["first"])],
-                   [os.path.join(root, "v2", "app2-1.0-py3-none-any.whl")]],
+                   [os.path.join(root, "v2", "app2-1.0-py3-none-any.whl")],
+                   [cat["archive"], "srvpkg @ %s/srvpkg-1.0-py3-none-any.whl" % cat["served"],
+                    "%s/%s" % (cat["served"], cat["branch"]),
+                    "git+file://%s@%s#subdirectory=one" % (cat["mono"], cat["mono_commit"])]],
         "constrained": [["torch==2.12.0", "beta==1.0", "gamma==1.5", "alpha==2.1", "urlpkg==1.0"],
                         ["--no-deps", "urluser==1.0"]],
     }
@@ -240,7 +342,53 @@ def corpus(cat):
         add("file:%s" % case_id, requirements=text, environment=env)
     for text in ["app", "beta==2.0", "urluser", "alpha==2.1", "hub[cli]"]:
         add("no-deps:%s" % text, name=[text], no_deps=True)
+    class_cases(cat, add)
     return cases
+
+
+def _sha256(path):
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def class_cases(cat, add):
+    """The false-"satisfied" classes: version-less archives, re-served files, #subdirectory=, editable installs
+    replaced, odd installed metadata, wheel tags, #sha256= fragments, markers and requirement-file options."""
+    served, mono, commit = cat["served"], cat["mono"], cat["mono_commit"]
+    wheel_url = "%s/srvpkg-1.0-py3-none-any.whl" % served
+    branch_url = "%s/%s" % (served, cat["branch"])
+    alpha = os.path.join(cat["links"], "alpha-1.1-py3-none-any.whl")
+    for case_id, text in [
+            ("version-less archive, the branch moved", cat["archive"]),
+            ("version-less archive as name @ file URL", "archproj @ file://" + cat["archive"]),
+            ("version-less archive, another path", cat["archive_copy"]),
+            ("served wheel, served again with a new dependency", "srvpkg @ " + wheel_url),
+            ("served wheel, bare URL", wheel_url),
+            ("served wheel with the served file's sha256", "%s#sha256=%s" % (
+                wheel_url, _sha256(os.path.join(cat["served_dir"], "srvpkg-1.0-py3-none-any.whl")))),
+            ("served branch archive", branch_url),
+            ("served branch archive, named", "srvzip @ " + branch_url),
+            ("git subdirectory, the installed project", "git+file://%s@%s#subdirectory=one" % (mono, commit)),
+            ("git subdirectory, another project", "git+file://%s@%s#subdirectory=two" % (mono, commit)),
+            ("git subdirectory, named, another project", "mtwo @ git+file://%s@%s#subdirectory=two" % (mono, commit)),
+            ("git subdirectory, named, the installed project", "mone @ git+file://%s@%s#subdirectory=one" % (
+                mono, commit)),
+            ("wheel over an editable install", cat["editwheel"]),
+            ("wheel over an editable install, file URL", "file://" + cat["editwheel"]),
+            ("another directory of the same project", os.path.join(cat["root"], "projects", "pstatic-copy")),
+            ("egg-info extra from requires.txt", "eggpkg[cli]"), ("egg-info", "eggpkg"),
+            ("dist-info directory name's version", "mismatch==1.0"), ("dist-info METADATA's version", "mismatch==2.0"),
+            ("two dist-info directories, 1.0", "twin==1.0"), ("two dist-info directories, 2.0", "twin==2.0"),
+            ("wheel tags that do not fit", cat["tags_wheel"]),
+            ("sha256 fragment that does not match", "file://%s#sha256=%s" % (alpha, "0" * 64)),
+            ("sha256 fragment that matches", "file://%s#sha256=%s" % (alpha, _sha256(alpha))),
+            ("marker using extras", 'alpha; "cli" in extras'),
+            ("marker using extras in an or", 'gamma; extra == "x" or "y" in extras')]:
+        add("class:%s" % case_id, name=[text])
+    for case_id, text in [("quoted -c", '-c "%s"\ngamma\n' % cat["pins"]),
+                          ("-c file URL", "-c file://%s\ngamma\n" % quote(cat["pins"])),
+                          ("abbreviated --constr", "--constr=file://%s\nalpha\n" % quote(cat["pins"]))]:
+        add("class:%s" % case_id, requirements=text)
 
 
 # ---- running both sides --------------------------------------------------------------------------
@@ -330,7 +478,9 @@ def corpus_world(tmp_path_factory):
     changed = root / "projects" / "pedit-changed"
     for rel, text in project_files("pedit-changed", "1.0", requires=["delta"]).items():
         (changed / rel).write_text(text)
-    return cat
+    after_install(cat)
+    yield cat
+    cat["server"].close()
 
 
 def run_state(cat, state, cases, pks, results):

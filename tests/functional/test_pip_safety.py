@@ -84,7 +84,7 @@ def test_injection_absent_guards_and_a_non_venv_are_refused_before_pip_runs(venv
     messages = [r["msg"] for r, _f in results]
     assert 'starts with "-": a name is a requirement, a path or a URL, never a pip option' in messages[0]
     assert "line break" in messages[4]
-    assert "extra_args[0]: --target=%s is refused" % outside in messages[5]
+    assert "extra_args[0]: '--target=%s' is refused" % outside in messages[5]
     assert "extra_args[0]: 'einops' is not an option" in messages[6]
     assert "matches pip, setuptools, wheel" in messages[7] and "matches pip" in messages[8]
     assert "state=absent of pip is refused" in messages[9] and "matches setuptools" in messages[10]
@@ -101,13 +101,16 @@ def test_a_token_in_an_index_url_appears_nowhere(faulty, venv, run, tmp_path):
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("--extra-index-url http://other:%s@%s/simple\neinops\n" % (TOKEN, faulty.host))
     ok = {"venv": str(venv), "name": ["einops==0.8.1"], "index_url": index, "log_path": str(log)}
-    failing = {"venv": str(venv), "requirements": str(requirements), "index_url": index, "log_path": str(log),
-               "retries": 1, "name": ["einops==9.9"]}
+    failing = {"venv": str(venv), "index_url": index, "log_path": str(log), "retries": 1, "name": ["einops==9.9"]}
+    # An index line in a requirements file is refused; the refusal names it without the token.
+    refused = {"venv": str(venv), "requirements": str(requirements), "index_url": index, "log_path": str(log)}
     faulty.fail("503", 0)
-    results = run.play([task(ok, diff=True), ignoring(failing, diff=True)], verbosity=3)
-    (installed_ok, failed_ok), (result_fail, failed_fail) = results
+    results = run.play([task(ok, diff=True), ignoring(failing, diff=True), ignoring(refused, diff=True)], verbosity=3)
+    (installed_ok, failed_ok), (result_fail, failed_fail), (result_refused, failed_refused) = results
     assert not failed_ok and installed_ok["added"] == [{"name": "einops", "version": "0.8.1"}]
     assert failed_fail and result_fail["failure"] == "not_found"
+    assert failed_refused and result_refused["failure"] == "bad_request" and result_refused["commands"] == []
+    assert "--extra-index-url=http://other:****@%s/simple is refused" % faulty.host in result_refused["msg"]
     assert "ci-user:****@%s" % faulty.host in " ".join(installed_ok["cmd"])
     everything = json.dumps([r for r, _f in results]) + run.stdout + log.read_text()
     assert TOKEN not in everything

@@ -17,15 +17,81 @@ import os
 # Flags on every pip call: never prompt, no self-update nag, no progress bars in logs.
 COMMON_FLAGS = ['--disable-pip-version-check', '--no-input', '--no-color', '--progress-bar', 'off']
 
-# extra_args that would install somewhere else than the venv, or that have an option of their own
-# (which the offline decision reads). `-x` short options match with an attached value too.
-FORBIDDEN_EXTRA_ARGS = (
-    '-t', '--target', '--prefix', '--root', '--user', '--src', '--python', '-e', '--editable',
-    '-r', '--requirement', '-c', '--constraint', '-i', '--index-url', '--extra-index-url', '-f', '--find-links',
-    '--no-index', '--pre', '--no-deps', '--no-build-isolation', '--force-reinstall', '-U', '--upgrade',
-    '-I', '--ignore-installed', '--dry-run', '--report', '--log', '--log-file', '--retries', '--isolated',
-    '--break-system-packages',
+# Every long option of `pip install` (pip 26.3, general options included): an abbreviation is resolved
+# against all of them, as pip's optparse does (a unique prefix of a long option is that option).
+PIP_INSTALL_LONG = (
+    '--abi', '--all-releases', '--break-system-packages', '--build-constraint', '--cache-dir', '--cert',
+    '--check-build-dependencies', '--client-cert', '--compile', '--config-settings', '--constraint', '--debug',
+    '--default-timeout', '--disable-pip-version-check', '--dry-run', '--editable', '--exists-action',
+    '--extra-index-url', '--find-links', '--force-reinstall', '--group', '--help', '--ignore-installed',
+    '--ignore-requires-python', '--implementation', '--index-url', '--isolated', '--keyring-provider', '--local-log',
+    '--log', '--log-file', '--no-binary', '--no-build-isolation', '--no-cache-dir', '--no-clean', '--no-color',
+    '--no-compile', '--no-dependencies', '--no-deps', '--no-index', '--no-input', '--no-proxy-env',
+    '--no-python-version-warning', '--no-require-hashes', '--no-user', '--no-warn-conflicts',
+    '--no-warn-script-location', '--only-binary', '--only-dependencies', '--only-deps', '--only-final', '--platform',
+    '--pre', '--prefer-binary', '--prefix', '--progress-bar', '--proxy', '--pypi-url', '--python', '--python-version',
+    '--quiet', '--refresh-package', '--report', '--require-hashes', '--require-venv', '--require-virtualenv',
+    '--requirement', '--requirements-from-script', '--resume-retries', '--retries', '--root', '--root-user-action',
+    '--source', '--source-dir', '--source-directory', '--src', '--target', '--timeout', '--trusted-host', '--upgrade',
+    '--upgrade-strategy', '--uploaded-prior-to', '--use-deprecated', '--use-feature', '--use-pep517', '--user',
+    '--verbose',
 )
+
+# The options extra_args may carry (allow-list): they change how pip fetches, builds and reports, never where it
+# installs, where it gets distributions from, or what it is asked for (the module's own options do that, and the
+# offline decision reads them). Anything else - including an abbreviation of a refused option - is refused.
+EXTRA_ARGS_ALLOWED = (
+    '--cache-dir', '--cert', '--check-build-dependencies', '--client-cert', '--compile', '--config-settings',
+    '--debug', '--default-timeout', '--disable-pip-version-check', '--exists-action', '--keyring-provider',
+    '--no-binary', '--no-cache-dir', '--no-clean', '--no-color', '--no-compile', '--no-input',
+    '--no-python-version-warning', '--no-warn-conflicts', '--no-warn-script-location', '--only-binary',
+    '--prefer-binary', '--progress-bar', '--proxy', '--quiet', '--require-hashes', '--require-venv',
+    '--require-virtualenv', '--root-user-action', '--timeout', '--trusted-host', '--use-deprecated', '--use-feature',
+    '--use-pep517', '--verbose',
+)
+# Short options of pip install and their long form; -v and -q may repeat (-vv), -C takes a value.
+PIP_INSTALL_SHORT = {'-C': '--config-settings', '-I': '--ignore-installed', '-U': '--upgrade', '-c': '--constraint',
+                     '-e': '--editable', '-f': '--find-links', '-h': '--help', '-i': '--index-url', '-q': '--quiet',
+                     '-r': '--requirement', '-t': '--target', '-v': '--verbose'}
+
+# Why a refused option is refused, and the module option to use instead.
+REFUSED_WHY = {
+    '--target': 'it installs outside the venv', '--prefix': 'it installs outside the venv',
+    '--root': 'it installs outside the venv', '--user': 'it installs outside the venv',
+    '--src': 'it checks editable projects out outside the venv', '--python': 'it runs pip for another interpreter',
+    '--break-system-packages': 'it is for installs outside a venv',
+    '--index-url': 'use the option index_url', '--pypi-url': 'use the option index_url',
+    '--extra-index-url': 'use the option extra_index_urls', '--find-links': 'use the option find_links',
+    '--no-index': 'use the option no_index', '--pre': 'use the option pre', '--no-deps': 'use the option no_deps',
+    '--no-dependencies': 'use the option no_deps', '--no-build-isolation': 'use the option no_build_isolation',
+    '--requirement': 'use the option requirements', '--constraint': 'use the option constraints',
+    '--editable': 'give -e lines in a requirements file', '--force-reinstall': 'use state=forcereinstall',
+}
+
+
+def resolve_long_option(name, known):
+    """pip's optparse rule: an exact long option, else the one long option `name` is a unique prefix of.
+
+    Returns the option, or raises ValueError naming the candidates (none, or an ambiguous prefix).
+    """
+    if name in known:
+        return name
+    hits = [opt for opt in known if opt.startswith(name)]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise ValueError('%s is an ambiguous abbreviation (%s)' % (name, ', '.join(sorted(hits))))
+    raise ValueError('%s is not an option of pip install' % name)
+
+
+def option_name(arg):
+    """The long option an extra_args entry is, as pip reads it (abbreviations and short options resolved)."""
+    if arg.startswith('--'):
+        return resolve_long_option(arg.split('=', 1)[0], PIP_INSTALL_LONG)
+    short = arg[:2]
+    if short not in PIP_INSTALL_SHORT:
+        raise ValueError('%s is not an option of pip install' % short)
+    return PIP_INSTALL_SHORT[short]
 
 
 def pip_environ(base, environment=None, use_pip_config=False):
@@ -47,20 +113,62 @@ def pip_environ(base, environment=None, use_pip_config=False):
 
 
 def check_extra_args(extra_args):
-    """Refuse extra_args that are not options, or that the module owns (ValueError names the entry)."""
+    """Refuse extra_args that are not options, or not on the allow-list (ValueError names the entry and the fix).
+
+    Each entry is resolved as pip resolves it - `--targ=/x` is `--target`, `-t/x` is `--target` - and must be one of
+    EXTRA_ARGS_ALLOWED.
+    """
     for index, arg in enumerate(extra_args or []):
-        if not arg.startswith('-'):
+        if not arg.startswith('-') or arg == '-' or arg == '--':
             raise ValueError('extra_args[%d]: %r is not an option; give options as --option=value (a bare word would '
                              'be read as one more requirement)' % (index, arg))
-        name = arg.split('=', 1)[0]
-        if not arg.startswith('--') and len(arg) > 2 and not set(arg[1:]) <= set('vq'):
+        if not arg.startswith('--') and len(arg) > 2 and not set(arg[1:]) <= set('vq') and arg[:2] != '-C':
             raise ValueError('extra_args[%d]: %r combines short options; give each option on its own (long form)'
                              % (index, arg))
-        for forbidden in FORBIDDEN_EXTRA_ARGS:
-            short = len(forbidden) == 2 and not arg.startswith('--')
-            if name == forbidden or (short and arg.startswith(forbidden)):
-                raise ValueError('extra_args[%d]: %s is refused: it installs outside the venv or bypasses an option of '
-                                 'this module (use the module option instead)' % (index, arg))
+        try:
+            option = option_name(arg)
+        except ValueError as exc:
+            raise ValueError('extra_args[%d]: %r is refused: %s; give an option this module accepts in extra_args (%s)'
+                             % (index, arg, exc, ', '.join(EXTRA_ARGS_ALLOWED)))
+        if option not in EXTRA_ARGS_ALLOWED:
+            shown = option if arg.split('=', 1)[0] == option else '%s, which pip reads as %s' % (
+                arg.split('=', 1)[0], option)
+            why = REFUSED_WHY.get(option, 'this module sets it itself or it changes what is installed')
+            raise ValueError('extra_args[%d]: %r is refused (%s): %s; remove it from extra_args'
+                             % (index, arg, shown, why))
+
+
+# PIP_* environment variables pip reads as options (PIP_<LONG_OPTION>, `-` as `_`), and those pip reads itself,
+# that may reach pip: the allowed options of extra_args, plus pip's own variables. Any other PIP_* variable
+# could install elsewhere or from another index (PIP_TARGET, PIP_INDEX_URL, PIP_CONSTRAINT, ...) and is refused.
+ENV_ALLOWED = set('PIP_' + opt[2:].upper().replace('-', '_') for opt in EXTRA_ARGS_ALLOWED) | set((
+    'PIP_CONFIG_FILE', 'PIP_BUILD_TRACKER', 'PIP_RETRIES', 'PIP_NO_PROXY_ENV'))
+
+
+def check_pip_environment(env, environment, use_pip_config):
+    """Refuse PIP_* variables that would redirect the install (ValueError names the variable, value and fix).
+
+    env: the environment pip will run with; environment: the task's `environment` option. With use_pip_config
+    false only `environment` can bring PIP_* variables (PIP_CONFIG_FILE there would bring the configuration back).
+    """
+    given = set(str(k) for k in (environment or {}))
+    for key in sorted(k for k in env if k.startswith('PIP_')):
+        if key == 'PIP_CONFIG_FILE' and (use_pip_config or env[key] == os.devnull):
+            continue
+        if key in ENV_ALLOWED and key != 'PIP_CONFIG_FILE':
+            continue
+        where = 'environment.%s' % key if key in given else 'the inherited variable %s (use_pip_config: true)' % key
+        value = env[key]
+        if len(value) > 80:
+            value = value[:77] + '...'
+        if key == 'PIP_CONFIG_FILE':
+            why = 'it brings a pip configuration file back; set use_pip_config: true to use pip configuration'
+        else:
+            option = '--' + key[4:].lower().replace('_', '-')
+            why = REFUSED_WHY.get(option, 'pip would read it as %s, which this module does not accept' % option)
+        fix = 'remove it from the task\'s environment' if key in given else \
+            'unset it in the environment Ansible runs with, or set use_pip_config: false'
+        raise ValueError('%s=%r is refused: %s; %s' % (where, value, why, fix))
 
 
 def index_args(params):

@@ -73,11 +73,9 @@ def marker_env(markers, extra=''):
     return env
 
 
-def marker_applies(marker, markers, extras=()):
-    """True when the marker holds for the venv with no extra or with one of `extras`.
-
-    A marker that cannot be evaluated counts as applying (conservative: pip then decides).
-    """
+def marker_state(marker, markers, extras=()):
+    """True when the marker holds for the venv with no extra or with one of `extras`, False when it does not,
+    None when it cannot be evaluated (pip then fails on it: an unknown variable such as `extras`)."""
     if marker is None:
         return True
     for extra in ('',) + tuple(extras):
@@ -85,18 +83,28 @@ def marker_applies(marker, markers, extras=()):
             if marker.evaluate(marker_env(markers, extra)):
                 return True
         except Exception:  # pylint: disable=broad-except
-            return True
+            return None
     return False
 
 
+def marker_applies(marker, markers, extras=()):
+    """marker_state, with a marker that cannot be evaluated counting as applying (conservative)."""
+    return marker_state(marker, markers, extras) is not False
+
+
 def _applies_to(marker, markers, todo, todo_extras):
-    """Marker check for the part of a dist's requirements being expanded now."""
-    for extra in (('',) if '' in todo else ()) + todo_extras:
+    """Marker check for the part of a dist's requirements being expanded now (None: cannot be evaluated)."""
+    return marker_state(marker, markers, tuple(e for e in todo_extras)) if '' in todo else \
+        _only_extras(marker, markers, todo_extras)
+
+
+def _only_extras(marker, markers, todo_extras):
+    for extra in todo_extras:
         try:
             if marker.evaluate(marker_env(markers, extra)):
                 return True
         except Exception:  # pylint: disable=broad-except
-            return True
+            return None
     return False
 
 
@@ -127,9 +135,16 @@ def same_version(pk, installed, wanted):
         return installed == wanted
 
 
+def _same_subdirectory(item, direct_url):
+    """The #subdirectory= of the request is the one recorded (pip records it in direct_url.json)."""
+    return (getattr(item, 'subdirectory', None) or '').strip('/') == (direct_url.get('subdirectory') or '').strip('/')
+
+
 def _direct_url_matches(item, direct_url):
     """The installed copy was installed from what `item` names (PEP 610 direct_url.json)."""
     if not isinstance(direct_url, dict) or not direct_url.get('url'):
+        return False
+    if not _same_subdirectory(item, direct_url):
         return False
     recorded = direct_url['url']
     if item.kind in ('vcs', 'editable') and item.vcs:
@@ -218,7 +233,7 @@ def _find_by_direct_url(probe, item):
     for dist in probe.dists.values():
         direct = dist.direct_url
         if item.vcs and isinstance(direct, dict) and isinstance(direct.get('vcs_info'), dict):
-            if normalize_url(direct.get('url') or '') == normalize_url(item.url):
+            if normalize_url(direct.get('url') or '') == normalize_url(item.url) and _same_subdirectory(item, direct):
                 return dist
         elif _direct_url_matches(item, direct):
             return dist
@@ -243,32 +258,22 @@ def _artifact(pk, item, dist):
       are static (pip reinstalls editables; a dynamic setup.py may have changed them).
     """
     origin = item.path or item.url or item.text
-    if item.kind == 'file':
-        if not same_version(pk, dist.version, item.version):
-            return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
-        if item.path and os.path.isfile(item.path):
-            if item.is_wheel:
-                requires, extras = wheel_metadata(item.path)
-                if requires is None:
-                    return 'cannot read the metadata of %s' % item.path
-                return requires, extras
-            if not _direct_url_matches(_with_hash(item, file_sha256(item.path)), dist.direct_url):
-                return 'installed %s %s was not installed from %s (same file content)' % (dist.name, dist.version,
-                                                                                          origin)
-            return None, None
-        if item.url and not item.url.lower().startswith('file:'):
-            if not _direct_url_matches(item, dist.direct_url):
-                return 'installed %s %s was not installed from %s' % (dist.name, dist.version, origin)
-            return None, None
-        return '%s does not exist' % origin
+    if item.kind in ('file', 'archive'):
+        return _file_artifact(pk, item, dist, origin)
     if item.kind == 'dir':
         if not item.version:
             return '%s: a project directory without static name and version (give them in name)' % origin
         if not same_version(pk, dist.version, item.version):
             return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
-        info = (dist.direct_url or {}).get('dir_info') if isinstance(dist.direct_url, dict) else None
+        direct = dist.direct_url if isinstance(dist.direct_url, dict) else {}
+        info = direct.get('dir_info')
         if isinstance(info, dict) and info.get('editable'):
             return 'installed %s %s is an editable install; %s is not editable' % (dist.name, dist.version, origin)
+        recorded = direct.get('url') or ''
+        if isinstance(info, dict) and recorded.startswith('file:') and \
+                os.path.realpath(url_path(recorded)) != os.path.realpath(item.path):
+            return 'installed %s %s was installed from the directory %s, not from %s' % (
+                dist.name, dist.version, url_path(recorded), origin)
         return item.requires, item.provides_extra
     if item.kind == 'editable':
         if item.vcs:
@@ -287,16 +292,47 @@ def _artifact(pk, item, dist):
         if not _direct_url_matches(item, dist.direct_url):
             return 'installed %s %s is not from %s' % (dist.name, dist.version, item.text)
         return None, None
-    if item.kind == 'archive':
-        if not _direct_url_matches(item, dist.direct_url):
-            return 'installed %s %s was not installed from %s' % (dist.name, dist.version, origin)
-        return None, None
     return '%s: cannot be decided offline' % item.text
+
+
+def _is_editable(dist):
+    info = dist.direct_url.get('dir_info') if isinstance(dist.direct_url, dict) else None
+    return isinstance(info, dict) and bool(info.get('editable'))
+
+
+def _file_artifact(pk, item, dist, origin):
+    """A wheel, sdist or version-less archive, by path or URL (see _artifact)."""
+    if item.kind == 'file' and not same_version(pk, dist.version, item.version):
+        return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
+    if _is_editable(dist):
+        return 'installed %s %s is an editable install; pip replaces it with %s' % (dist.name, dist.version, origin)
+    wanted = _url_hashes(item.url or '')
+    if item.path:
+        if not os.path.isfile(item.path):
+            return '%s does not exist' % origin
+        sha256 = file_sha256(item.path)
+        if wanted and wanted.get('sha256', sha256) != sha256:
+            return '%s does not match its #%s= fragment (pip refuses it)' % (origin, 'sha256')
+        if item.is_wheel:
+            requires, extras = wheel_metadata(item.path)
+            if requires is None:
+                return 'cannot read the metadata of %s' % item.path
+            return requires, extras
+        if not _direct_url_matches(_with_hash(item, sha256), dist.direct_url):
+            return 'installed %s %s was not installed from %s (same file content)' % (dist.name, dist.version, origin)
+        return None, None
+    if not wanted:
+        return '%s: a remote file may have changed since it was installed (served again with other content; add ' \
+            '#sha256= to the URL to decide offline)' % origin
+    if not _direct_url_matches(item, dist.direct_url):
+        return 'installed %s %s was not installed from %s' % (dist.name, dist.version, origin)
+    return None, None
 
 
 def _with_hash(item, sha256):
     clone = Item(item.kind, item.text, item.origin, name=item.name, version=item.version, path=item.path,
                  url=(item.url or 'file://' + item.path).split('#', 1)[0] + '#sha256=' + sha256)
+    clone.subdirectory = item.subdirectory
     return clone
 
 
@@ -355,9 +391,18 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
 
     queue = []
     for item in items:
-        if not marker_applies(item.marker, markers):
+        state = marker_state(item.marker, markers)
+        if state is None:
+            decision.need('%s: its environment marker cannot be evaluated for this venv (pip decides)' % item.text)
+            continue
+        if not state:
             decision.ignored.append(item.text)
             continue
+        if item.is_wheel and item.path:
+            unfit = wheel_unfit(item.path, probe)
+            if unfit:
+                decision.need(unfit)
+                continue
         found = _resolve(pk, item, probe, decision)
         if found is None:
             continue
@@ -395,8 +440,14 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
             if req is False:
                 decision.need('%s %s declares an unreadable requirement %r' % (dist.name, dist.version, text))
                 continue
-            if req.marker is not None and not _applies_to(req.marker, markers, todo, todo_extras):
-                continue
+            if req.marker is not None:
+                state = _applies_to(req.marker, markers, todo, todo_extras)
+                if state is None:
+                    decision.need('%s %s declares %r, whose marker cannot be evaluated (pip decides)'
+                                  % (dist.name, dist.version, text))
+                    continue
+                if not state:
+                    continue
             key = pk.canonicalize_name(req.name)
             dep = probe.dists.get(key)
             via = ' (required by %s %s)' % (dist.name, dist.version)
@@ -426,6 +477,75 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
             if seen is None or set(('',) + dep_extras) - seen:
                 queue.append((dep, dep_extras))
     return decision
+
+
+def wheel_unfit(path, probe):
+    """Why the wheel file at `path` cannot be installed into the venv (its tags), or None when it can.
+
+    Decided from the tags the venv's interpreter supports as pip computes them (packaging.tags.sys_tags),
+    rebuilt from the probe's facts; a tag this cannot vouch for counts as not fitting, and pip decides.
+    """
+    info = getattr(probe, 'data', {}).get('tags')
+    if not isinstance(info, dict):
+        return None   # a probe without tag facts (tests that build one by hand)
+    name = os.path.basename(path)
+    parts = name[:-len('.whl')].split('-')
+    if len(parts) not in (5, 6):
+        return None
+    interps, abis, plats = parts[-3].split('.'), parts[-2].split('.'), parts[-1].split('.')
+    for interp in interps:
+        for abi in abis:
+            for plat in plats:
+                if _tag_fits(interp, abi, plat, info):
+                    return None
+    return '%s: its tags (%s) do not fit the venv\'s interpreter %s on %s (pip refuses it: not a supported wheel ' \
+        'on this platform)' % (path, '-'.join(parts[-3:]), info.get('interpreter'), info.get('platform'))
+
+
+def _tag_fits(interp, abi, plat, info):
+    """One tag triple against packaging.tags.sys_tags() of a CPython or other interpreter (see wheel_unfit)."""
+    major, minor = info.get('python') or (0, 0)
+    impl = info.get('impl') or ''
+    if not _platform_fits(plat, info):
+        return False
+    pys = ['py%d' % major] + ['py%d%d' % (major, m) for m in range(minor, -1, -1)]
+    if abi == 'none' and (interp in pys or (plat == 'any' and interp == '%s%d%d' % (impl, major, minor))):
+        return True
+    if impl != 'cp' or plat == 'any':
+        return False
+    own = 'cp%d%d' % (major, minor)
+    if interp == own and abi in (info.get('abi'), 'none'):
+        return bool(abi)
+    if abi == 'abi3' and info.get('abi3') and interp.startswith('cp%d' % major):
+        try:
+            return 2 <= int(interp[len('cp%d' % major):]) <= minor
+        except ValueError:
+            return False
+    return False
+
+
+_LEGACY_MANYLINUX = {'manylinux1': (2, 5), 'manylinux2010': (2, 12), 'manylinux2014': (2, 17)}
+
+
+def _platform_fits(plat, info):
+    if plat == 'any':
+        return True
+    platform = info.get('platform') or ''
+    if plat == platform:
+        return True
+    glibc = info.get('glibc')
+    if not platform.startswith('linux_') or not glibc:
+        return False
+    arch = platform[len('linux_'):]
+    match = re.match(r'^manylinux_(\d+)_(\d+)_(.+)$', plat)
+    if match:
+        wanted, wanted_arch = (int(match.group(1)), int(match.group(2))), match.group(3)
+    else:
+        legacy, _sep, wanted_arch = plat.partition('_')
+        if legacy not in _LEGACY_MANYLINUX:
+            return False
+        wanted = _LEGACY_MANYLINUX[legacy]
+    return wanted_arch == arch and wanted[0] == glibc[0] and wanted[1] <= glibc[1]
 
 
 def canonical_pattern(pattern):

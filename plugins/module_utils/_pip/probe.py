@@ -23,7 +23,7 @@ PROBE_MARKER = '@@primus-pip-probe@@'
 
 # Runs inside the venv's interpreter (3.8+). Prints one JSON line after PROBE_MARKER.
 PROBE_SCRIPT = r'''
-import json, os, platform, sys, sysconfig
+import json, os, platform, re, sys, sysconfig
 
 def full(info):
     v = "%d.%d.%d" % (info.major, info.minor, info.micro)
@@ -60,6 +60,9 @@ def headers(text):
         out.setdefault(last, []).append(value.strip())
     return out
 
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
 def read(path, name):
     try:
         with open(os.path.join(path, name), encoding="utf-8") as handle:
@@ -73,7 +76,7 @@ for entry in sys.path:
     if not entry or not os.path.isdir(entry):
         continue
     try:
-        listing = sorted(os.listdir(entry))
+        listing = os.listdir(entry)   # directory order, as importlib.metadata (and so pip) meets them
     except OSError:
         continue
     for base in listing:
@@ -89,6 +92,14 @@ for entry in sys.path:
             version = (meta.get("version") or [None])[0]
             requires = meta.get("requires-dist") or []
             extras = meta.get("provides-extra") or []
+            # pip takes name and version from the directory name when it has both (name-version.dist-info);
+            # METADATA's spelling is kept for display where the two agree
+            dir_name, sep, dir_version = base[:-len(".dist-info")].partition("-")
+            if sep and dir_name:
+                if not name or canonical(name) != canonical(dir_name):
+                    name = dir_name
+                if version is None or version.replace("-", "_") != dir_version:
+                    version = dir_version
         elif base.endswith(".egg-info"):
             from importlib import metadata
             d = metadata.Distribution.at(path)
@@ -97,6 +108,20 @@ for entry in sys.path:
             version = md["Version"] if md is not None else None
             requires = d.requires or []
             extras = (md.get_all("Provides-Extra") if md is not None else None) or []
+            if not extras:
+                # pip adds the [extra] sections of requires.txt that hold a requirement as Provides-Extra
+                section = ""
+                for line in (read(path, "requires.txt") or "").splitlines():
+                    line = line.strip()
+                    if not line or line.startswith("#"):
+                        continue
+                    if line.startswith("[") and line.endswith("]"):
+                        section = line[1:-1].split(":", 1)[0].strip()
+                    elif section and section not in extras:
+                        extras.append(section)
+            dir_name = base[:-len(".egg-info")].split("-", 1)[0]
+            if name is not None and dir_name and canonical(name) != canonical(dir_name):
+                name = dir_name
         else:
             continue
         if not name or version is None:
@@ -106,6 +131,24 @@ for entry in sys.path:
         except OSError:
             stamp = None
         dists.append([name, version, requires, read(path, "direct_url.json"), path, stamp, extras])
+
+def tag_facts():
+    # What packaging.tags.sys_tags() is built from: interpreter, ABI, platform, glibc.
+    impl = {"cpython": "cp", "pypy": "pp"}.get(sys.implementation.name, sys.implementation.name)
+    soabi = sysconfig.get_config_var("SOABI") or ""
+    parts = soabi.split("-")
+    abi = None
+    if impl == "cp" and len(parts) > 1 and parts[0] == "cpython":
+        abi = "cp" + parts[1]
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION").split()[1].split(".")[:2]
+        glibc = [int(glibc[0]), int(glibc[1])]
+    except (AttributeError, ValueError, OSError, IndexError, TypeError):
+        glibc = None
+    return {"impl": impl, "python": list(sys.version_info[:2]), "abi": abi,
+            "abi3": bool(abi) and abi[-1:].isdigit(),
+            "platform": sysconfig.get_platform().replace("-", "_").replace(".", "_"), "glibc": glibc,
+            "interpreter": "%s%d%d" % (impl, sys.version_info[0], sys.version_info[1])}
 
 paths = sysconfig.get_paths()
 out = {
@@ -129,6 +172,7 @@ out = {
         "sys_platform": sys.platform,
     },
     "dists": dists,
+    "tags": tag_facts(),
 }
 sys.stdout.write("%s\n%s\n" % ("@@primus-pip-probe@@", json.dumps(out)))
 '''

@@ -23,6 +23,7 @@ __metaclass__ = type
 import codecs
 import os
 import re
+import shlex
 import zipfile
 
 try:
@@ -50,12 +51,21 @@ _BOMS = ((codecs.BOM_UTF8, 'utf-8'), (codecs.BOM_UTF32, 'utf-32'), (codecs.BOM_U
          (codecs.BOM_UTF32_LE, 'utf-32-le'), (codecs.BOM_UTF16, 'utf-16'), (codecs.BOM_UTF16_BE, 'utf-16-be'),
          (codecs.BOM_UTF16_LE, 'utf-16-le'))
 
-# Options of a requirements file that change how pip runs but not what is asked for.
-_OPTIONS_WITH_VALUE = ('-i', '--index-url', '--extra-index-url', '-f', '--find-links', '--trusted-host',
-                       '--no-binary', '--only-binary', '--use-feature', '--config-settings', '--global-option',
-                       '--hash')
-_OPTIONS_FLAG = ('--no-index', '--pre', '--prefer-binary', '--require-hashes', '--no-require-hashes',
-                 '--all-releases', '--only-final')
+# The options pip reads in a requirements or constraints file (pip 26.3 req_file.build_parser), each with
+# whether it takes a value. A long option may be abbreviated to any unique prefix, as pip's optparse allows.
+FILE_OPTIONS = {
+    '--index-url': True, '--pypi-url': True, '--extra-index-url': True, '--no-index': False, '--constraint': True,
+    '--requirement': True, '--editable': True, '--find-links': True, '--no-binary': True, '--only-binary': True,
+    '--prefer-binary': False, '--require-hashes': False, '--no-require-hashes': False, '--pre': False,
+    '--all-releases': True, '--only-final': True, '--trusted-host': True, '--use-feature': True, '--hash': True,
+    '--config-settings': True,
+}
+FILE_SHORT = {'-i': '--index-url', '-c': '--constraint', '-r': '--requirement', '-e': '--editable',
+              '-f': '--find-links', '-C': '--config-settings'}
+# Options of a file that change where distributions come from: refused like the same options in extra_args
+# (the task's index_url, extra_index_urls, find_links and no_index say where they come from).
+FILE_REFUSED = {'--index-url': 'index_url', '--pypi-url': 'index_url', '--extra-index-url': 'extra_index_urls',
+                '--find-links': 'find_links', '--no-index': 'no_index'}
 
 
 class RequirementError(Exception):
@@ -94,6 +104,7 @@ class Item(object):
         self.extras = tuple(sorted(extras))
         self.requires = None
         self.provides_extra = None
+        self.subdirectory = None    # #subdirectory= of a URL: the project inside the repository or archive
 
     @property
     def is_wheel(self):
@@ -228,7 +239,13 @@ def _dir_item(text, origin, path, marker, req=None, name=None, extras=(), url=No
 
 
 def link_item(pk, text, origin, location, marker, req=None, name=None, extras=()):
-    """Classify a URL (given alone or as `name @ url`)."""
+    """Classify a URL (given alone or as `name @ url`), with its #subdirectory= fragment."""
+    item = _link_item(pk, text, origin, location, marker, req, name, extras)
+    item.subdirectory = _strip_fragment(location)[1].get('subdirectory') or None
+    return item
+
+
+def _link_item(pk, text, origin, location, marker, req=None, name=None, extras=()):
     scheme = location.split(':', 1)[0].lower()
     if '+' in scheme and scheme.split('+', 1)[0] in VCS_NAMES:
         vcs, url, rev, params = split_vcs_url(location)
@@ -416,18 +433,53 @@ def expand_env(line, environ):
     return line
 
 
-def _split_option(line):
-    """'-r x', '-rx', '--requirement=x', '--requirement x' -> ('--requirement'/'-r', 'x')."""
-    if line.startswith('--'):
-        if '=' in line.split(None, 1)[0]:
-            opt, value = line.split('=', 1)
-            return opt, value.strip()
-        parts = line.split(None, 1)
-        return parts[0], (parts[1].strip() if len(parts) > 1 else '')
-    parts = line.split(None, 1)
-    if len(parts[0]) > 2:
-        return parts[0][:2], (parts[0][2:] + (' ' + parts[1] if len(parts) > 1 else '')).strip()
-    return parts[0], (parts[1].strip() if len(parts) > 1 else '')
+def parse_option_line(line, origin):
+    """An option line of a requirements file as pip reads it: shlex-split, then optparse with pip's file options.
+
+    Returns [(long option, value or None)]: `-r x`, `-rx`, `--requirement=x`, `--req x`, `-c "a b.txt"` alike.
+    """
+    try:
+        tokens = shlex.split(line)
+    except ValueError as exc:
+        raise RequirementError('%s: cannot split the options %r: %s' % (origin, line, exc))
+    out = []
+    while tokens:
+        token = tokens.pop(0)
+        if token.startswith('--'):
+            name, sep, value = token.partition('=')
+            hits = [o for o in FILE_OPTIONS if o == name] or [o for o in FILE_OPTIONS if o.startswith(name)]
+            if len(hits) != 1:
+                raise RequirementError('%s: %s option in requirements file: %s' % (
+                    origin, 'ambiguous' if hits else 'unsupported', name))
+            option = hits[0]
+            if not FILE_OPTIONS[option]:
+                if sep:
+                    raise RequirementError('%s: %s takes no value' % (origin, option))
+                out.append((option, None))
+                continue
+            if not sep:
+                if not tokens:
+                    raise RequirementError('%s: %s needs a value' % (origin, option))
+                value = tokens.pop(0)
+            out.append((option, value))
+        elif token.startswith('-') and token[:2] in FILE_SHORT:
+            option = FILE_SHORT[token[:2]]
+            value = token[2:]
+            if not value:
+                if not tokens:
+                    raise RequirementError('%s: %s needs a value' % (origin, token))
+                value = tokens.pop(0)
+            out.append((option, value))
+        else:
+            raise RequirementError('%s: unsupported option in requirements file: %s' % (origin, token))
+    return out
+
+
+def _file_value(value):
+    """A -r/-c value: a path, or a file: URL (pip reads those too)."""
+    if value.lower().startswith('file:'):
+        return url_path(value)
+    return value
 
 
 def _requirement_part(line):
@@ -471,24 +523,26 @@ def read_requirements_file(pk, path, environ=None, constraint=False, _seen=None,
         if line.startswith('-'):
             if options is not None:
                 options.append(line)
-            opt, value = _split_option(line)
-            if opt in ('-r', '--requirement', '-c', '--constraint'):
-                if _SCHEME.match(value) and not os.path.exists(value):
-                    raise RequirementError('%s: remote requirement files are not supported: %s' % (origin, value))
-                nested = value if os.path.isabs(value) else os.path.join(base, value)
-                sub_items, sub_constraints = read_requirements_file(
-                    pk, nested, environ, constraint or opt in ('-c', '--constraint'), seen, read, base_dir, options)
-                items.extend(sub_items)
-                constraints.extend(sub_constraints)
-            elif opt in ('-e', '--editable'):
-                item = classify(pk, value, origin, base_dir, editable=True)
-                if constraint:
-                    raise RequirementError('%s: editable requirements are not allowed as constraints' % origin)
-                items.append(item)
-            elif opt in _OPTIONS_WITH_VALUE or opt in _OPTIONS_FLAG:
-                continue
-            else:
-                raise RequirementError('%s: unsupported option in requirements file: %s' % (origin, opt))
+            for opt, value in parse_option_line(line, origin):
+                if opt in FILE_REFUSED:
+                    raise RequirementError(
+                        '%s: %s%s is refused: a requirements or constraints file must not change where '
+                        'distributions come from; remove the line and use the option %s of the task'
+                        % (origin, opt, ('=' + value) if value is not None else '', FILE_REFUSED[opt]))
+                if opt in ('--requirement', '--constraint'):
+                    value = _file_value(value)
+                    if _SCHEME.match(value) and not os.path.exists(value):
+                        raise RequirementError('%s: remote requirement files are not supported: %s' % (origin, value))
+                    nested = value if os.path.isabs(value) else os.path.join(base, value)
+                    sub_items, sub_constraints = read_requirements_file(
+                        pk, nested, environ, constraint or opt == '--constraint', seen, read, base_dir, options)
+                    items.extend(sub_items)
+                    constraints.extend(sub_constraints)
+                elif opt == '--editable':
+                    item = classify(pk, value, origin, base_dir, editable=True)
+                    if constraint:
+                        raise RequirementError('%s: editable requirements are not allowed as constraints' % origin)
+                    items.append(item)
             continue
         item = classify(pk, _requirement_part(line), origin, base_dir)
         if constraint:

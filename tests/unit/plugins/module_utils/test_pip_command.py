@@ -4,7 +4,7 @@ import os
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
-    check_extra_args, install_args, pip_environ, uninstall_args, wheel_args)
+    check_extra_args, check_pip_environment, install_args, pip_environ, uninstall_args, wheel_args)
 
 PY = "/v/bin/python"
 COMMON = ["--disable-pip-version-check", "--no-input", "--no-color", "--progress-bar", "off"]
@@ -81,6 +81,13 @@ def test_uninstall_args():
     (["--root=/"], False), (["--user"], False), (["-r/etc/passwd"], False), (["--index-url=http://evil"], False),
     (["-U"], False), (["-qU"], False), (["--upgrade"], False), (["--report=/x"], False), (["--retries=5"], False),
     (["evilpkg"], False), (["--no-cache-dir", "torch"], False),
+    # pip reads any unique prefix of a long option as that option (optparse): the allow-list sees through it
+    (["--targ=/tmp/x"], False), (["--tar", "/tmp/x"], False), (["--prefi=/usr"], False), (["--pref=/usr"], False),
+    (["--roo=/"], False), (["--use=1"], False), (["--index=https://evil"], False), (["--extra-ind=https://e"], False),
+    (["--find=/w"], False), (["--no-ind"], False), (["--upg"], False), (["--force-r"], False), (["--no-dep"], False),
+    (["--requirement-file=x"], False), (["--src=/x"], False), (["--pyth=/usr/bin/python3"], False),
+    (["--frobnicate"], False), (["--no-cache"], True), (["--verb"], True), (["--timeout=30"], True),
+    (["--only-binary=:all:"], True), (["-C", "k=v"], False), (["-Ck=v"], True),
 ])
 def test_extra_args_are_options_that_keep_the_install_in_the_venv(extra, ok):
     if ok:
@@ -103,3 +110,42 @@ def test_wheel_args_build_src_alone_with_the_tasks_indexes_constraints_and_isola
     args = wheel_args(PY, params(), "-rsrc", "/w")
     assert "--no-build-isolation" not in args and "--no-deps" in args and args[-2:] == ["--", "-rsrc"]
     assert not any(a.startswith(("--requirement", "--force-reinstall", "--index-url")) for a in args)
+
+
+@pytest.mark.parametrize("arg, reads_as", [("--targ=/tmp/x", "--target"), ("--prefi=/usr", "--prefix"),
+                                           ("--index=https://evil", "--index-url"), ("--ignore-i", "--ignore-installed")])
+def test_an_abbreviated_option_is_refused_naming_what_pip_reads_it_as(arg, reads_as):
+    with pytest.raises(ValueError) as info:
+        check_extra_args(["--no-cache-dir", arg])
+    message = str(info.value)
+    assert message.startswith("extra_args[1]: %r is refused" % arg) and "pip reads as %s" % reads_as in message
+    assert "remove it from extra_args" in message
+
+
+def test_pip_environment_allow_list():
+    check_pip_environment({"PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1", "PIP_PROXY": "http://p:1"},
+                          {"PIP_NO_CACHE_DIR": "1"}, False)
+    check_pip_environment({"PIP_CONFIG_FILE": "/etc/pip.conf", "PIP_CERT": "/ca.pem"}, {}, True)
+    for key, value in (("PIP_TARGET", "/x"), ("PIP_PREFIX", "/usr"), ("PIP_USER", "1"), ("PIP_INDEX_URL", "https://e"),
+                       ("PIP_EXTRA_INDEX_URL", "https://e"), ("PIP_FIND_LINKS", "/w"), ("PIP_NO_INDEX", "1"),
+                       ("PIP_SRC", "/s"), ("PIP_PYTHON", "/usr/bin/python3"), ("PIP_REQUIREMENT", "/r.txt")):
+        with pytest.raises(ValueError, match="environment.%s='%s' is refused" % (key, value)):
+            check_pip_environment({key: value}, {key: value}, False)
+
+
+def test_the_option_tables_are_pips_own():
+    """PIP_INSTALL_LONG is pip install's option list (pip 26.3, as in this venv); the allow-list is inside it."""
+    from ansible_collections.primus.trainenv.plugins.module_utils._pip import command
+    from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import FILE_OPTIONS, FILE_SHORT
+    pip = pytest.importorskip("pip")
+    if pip.__version__ != "26.3":
+        pytest.skip("the tables are pip 26.3's; this pip is %s" % pip.__version__)
+    pip_internal = pytest.importorskip("pip._internal.commands.install")
+    req_file = pytest.importorskip("pip._internal.req.req_file")
+    parser = pip_internal.InstallCommand("install", "x").parser
+    assert sorted(parser._long_opt) == sorted(command.PIP_INSTALL_LONG)
+    assert dict((k, v.get_opt_string()) for k, v in parser._short_opt.items()) == command.PIP_INSTALL_SHORT
+    assert set(command.EXTRA_ARGS_ALLOWED) <= set(command.PIP_INSTALL_LONG)
+    file_parser = req_file.build_parser()
+    assert dict((k, v.takes_value()) for k, v in file_parser._long_opt.items() if k != "--help") == FILE_OPTIONS
+    assert dict((k, v.get_opt_string()) for k, v in file_parser._short_opt.items() if k != "-h") == FILE_SHORT

@@ -33,6 +33,8 @@ def probe(*dists, **kw):
         extras = dist[4] if len(dist) > 4 else []
         rows.append([name, version, requires, direct, "/site/%s.dist-info" % name, 1, extras])
     data = {"dists": rows, "markers": kw.get("markers", VENV_MARKERS)}
+    if "tags" in kw:
+        data["tags"] = kw["tags"]
     return parse_probe("%s\n%s\n" % (PROBE_MARKER, json.dumps(data)))
 
 
@@ -152,8 +154,12 @@ def test_a_direct_url_dependency_is_not_any_installed_version(pk, tmp_path):
     assert decide(pk, probe(top, ("dep", "2.0")), "top").satisfied
     remote = ("top", "1", ["dep @ https://h/dep-2.0-py3-none-any.whl"])
     assert not decide(pk, probe(remote, ("dep", "2.0")), "top").satisfied  # installed from elsewhere
-    recorded = {"url": "https://h/dep-2.0-py3-none-any.whl", "archive_info": {}}
-    assert decide(pk, probe(remote, ("dep", "2.0", [], recorded)), "top").satisfied
+    recorded = {"url": "https://h/dep-2.0-py3-none-any.whl", "archive_info": {"hashes": {"sha256": "ab" * 32}}}
+    # Installed from that URL, but the file may have been served again with other dependencies: pip decides.
+    decision = decide(pk, probe(remote, ("dep", "2.0", [], recorded)), "top")
+    assert "may have changed" in decision.reasons[0]
+    hashed = ("top", "1", ["dep @ https://h/dep-2.0-py3-none-any.whl#sha256=" + "ab" * 32])
+    assert decide(pk, probe(hashed, ("dep", "2.0", [], recorded)), "top").satisfied
 
 
 def test_a_local_sdist_counts_only_when_installed_from_that_very_file(pk, tmp_path):
@@ -184,10 +190,12 @@ def test_vcs_requirements_need_a_commit_recorded_in_pep610_direct_url(pk):
 def test_archive_url_and_editable_dir(pk, tmp_path):
     archive = "https://h/pkgs/thing-latest.zip"
     (tmp_path / "pyproject.toml").write_text("")
-    installed = probe(("thing", "1", [], {"url": "https://h/pkgs/thing-latest.zip", "archive_info": {}}),
+    installed = probe(("thing", "1", [], {"url": "https://h/pkgs/thing-latest.zip",
+                                          "archive_info": {"hashes": {"sha256": "cd" * 32}}}),
                       ("dev", "0.1", [], {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}}))
-    assert decide(pk, installed, archive).satisfied
-    assert not decide(pk, installed, archive + "#sha256=00").satisfied  # no hash recorded to compare with
+    assert "may have changed" in decide(pk, installed, archive).reasons[0]  # a branch archive moves
+    assert decide(pk, installed, archive + "#sha256=" + "cd" * 32).satisfied
+    assert not decide(pk, installed, archive + "#sha256=00").satisfied  # another content
     assert not decide(pk, installed, "https://h/pkgs/other.zip").satisfied
     editable = classify(pk, str(tmp_path), "r:1", editable=True)
     decision = decide_present(pk, installed, [editable])
@@ -286,3 +294,109 @@ def test_plan_absent(pk):
     assert plan_absent(pk, installed, items(pk, 'torch; python_version >= "3.12"')) == []  # venv is 3.10
     with pytest.raises(ValueError, match="needs a distribution name"):
         plan_absent(pk, installed, items(pk, "git+https://h/r.git"))
+
+
+# ---- the classes of issue "the remaining false satisfied classes" ------------------------------------------------
+
+def test_a_versionless_local_archive_counts_only_with_the_same_content(pk, tmp_path):
+    archive = str(tmp_path / "proj-main.tar.gz")
+    with open(archive, "wb") as handle:
+        handle.write(b"first content")
+    digest = hashlib.sha256(b"first content").hexdigest()
+    recorded = {"url": "file://" + archive, "archive_info": {"hashes": {"sha256": digest}}}
+    assert decide(pk, probe(("proj", "1.0", [], recorded)), archive).satisfied
+    with open(archive, "wb") as handle:
+        handle.write(b"a new version")   # the branch moved: new version, new dependency
+    decision = decide(pk, probe(("proj", "1.0", [], recorded)), archive)
+    assert not decision.satisfied and "same file content" in decision.reasons[0]
+    assert not decide(pk, probe(("proj", "1.0", [], recorded)), "proj @ file://" + archive).satisfied
+
+
+def test_a_served_branch_archive_or_rewheel_is_handed_to_pip_without_a_hash(pk):
+    url = "https://github.com/org/proj/archive/refs/heads/main.zip"
+    recorded = {"url": url, "archive_info": {"hashes": {"sha256": "ee" * 32}}}
+    installed = probe(("proj", "1.0", [], recorded))
+    assert "may have changed" in decide(pk, installed, url).reasons[0]
+    assert "may have changed" in decide(pk, installed, "proj @ " + url).reasons[0]
+    assert decide(pk, installed, "proj @ %s#sha256=%s" % (url, "ee" * 32)).satisfied
+    wheel = "https://h/w/proj-1.0-py3-none-any.whl"
+    installed = probe(("proj", "1.0", [], dict(recorded, url=wheel)))
+    assert "may have changed" in decide(pk, installed, wheel).reasons[0]
+
+
+def test_an_unnamed_git_url_with_a_subdirectory_is_that_project_only(pk):
+    commit = "a" * 40
+    repo = "https://h/org/mono.git"
+    recorded = {"url": repo, "subdirectory": "pkgs/one", "vcs_info": {"vcs": "git", "commit_id": commit}}
+    installed = probe(("one", "1.0", [], recorded))
+    assert decide(pk, installed, "git+%s@%s#subdirectory=pkgs/one" % (repo, commit)).satisfied
+    decision = decide(pk, installed, "git+%s@%s#subdirectory=pkgs/two" % (repo, commit))
+    assert not decision.satisfied and "nothing installed from" in decision.reasons[0]
+    assert not decide(pk, installed, "git+%s@%s" % (repo, commit)).satisfied
+    assert not decide(pk, installed, "one @ git+%s@%s#subdirectory=pkgs/two" % (repo, commit)).satisfied
+
+
+def test_a_wheel_or_another_directory_replaces_an_editable_install(pk, tmp_path):
+    whl = build_wheel(str(tmp_path), "dev", "0.1")
+    editable = {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}}
+    for text in (whl, "file://" + whl, "dev @ file://" + whl):
+        decision = decide(pk, probe(("dev", "0.1", [], editable)), text)
+        assert not decision.satisfied and "editable install" in decision.reasons[0]
+    assert decide(pk, probe(("dev", "0.1")), whl).satisfied
+    one, two = tmp_path / "one", tmp_path / "two"
+    for path in (one, two):
+        path.mkdir()
+        (path / "pyproject.toml").write_text('[project]\nname = "dev"\nversion = "0.1"\ndependencies = []\n')
+    from_one = {"url": "file://%s" % one, "dir_info": {}}
+    item = classify(pk, str(two), "name[0]")
+    item.name, item.version, item.requires, item.provides_extra = "dev", "0.1", [], []
+    decision = decide_present(pk, probe(("dev", "0.1", [], from_one)), [item])
+    assert not decision.satisfied and "installed from the directory %s" % one in decision.reasons[0]
+    item = classify(pk, str(one), "name[0]")
+    item.name, item.version, item.requires, item.provides_extra = "dev", "0.1", [], []
+    assert decide_present(pk, probe(("dev", "0.1", [], from_one)), [item]).satisfied
+
+
+def test_a_sha256_fragment_that_does_not_match_the_local_file_is_not_satisfied(pk, tmp_path):
+    whl = build_wheel(str(tmp_path), "dev", "0.1")
+    digest = hashlib.sha256(open(whl, "rb").read()).hexdigest()
+    assert decide(pk, probe(("dev", "0.1")), "file://%s#sha256=%s" % (whl, digest)).satisfied
+    decision = decide(pk, probe(("dev", "0.1")), "file://%s#sha256=%s" % (whl, "0" * 64))
+    assert not decision.satisfied and "does not match its #sha256=" in decision.reasons[0]
+
+
+TAGS = {"impl": "cp", "python": [3, 12], "abi": "cp312", "abi3": True, "platform": "linux_x86_64",
+        "glibc": [2, 35], "interpreter": "cp312"}
+
+
+@pytest.mark.parametrize("tag, fits", [
+    ("py3-none-any", True), ("py2.py3-none-any", True), ("cp312-cp312-linux_x86_64", True),
+    ("cp312-cp312-manylinux_2_28_x86_64", True), ("cp312-cp312-manylinux2014_x86_64", True),
+    ("cp39-abi3-manylinux_2_17_x86_64", True), ("py312-none-any", True), ("cp312-none-any", True),
+    ("cp311-cp311-linux_x86_64", False), ("cp313-cp313-linux_x86_64", False), ("py313-none-any", False),
+    ("cp312-cp312-manylinux_2_39_x86_64", False), ("cp312-cp312-manylinux_2_28_aarch64", False),
+    ("cp312-cp312-win_amd64", False), ("cp312-cp312-musllinux_1_2_x86_64", False), ("cp313-abi3-linux_x86_64", False),
+])
+def test_a_wheel_whose_tags_do_not_fit_the_venv_is_not_satisfied(pk, tmp_path, tag, fits):
+    whl = build_wheel(str(tmp_path), "dev", "0.1", tag=tag)
+    decision = decide(pk, probe(("dev", "0.1"), tags=TAGS), whl)
+    assert decision.satisfied is fits
+    if not fits:
+        assert "do not fit the venv's interpreter cp312" in decision.reasons[0]
+
+
+def test_a_marker_that_cannot_be_evaluated_goes_to_pip(pk):
+    installed = probe(("alpha", "1.0"))
+    decision = decide(pk, installed, 'alpha; "cli" in extras')
+    assert not decision.satisfied and "cannot be evaluated" in decision.reasons[0]
+    top = probe(("top", "1", ['alpha; "cli" in extras']), ("alpha", "1.0"))
+    assert not decide(pk, top, "top").satisfied
+    assert decide(pk, installed, 'alpha; python_version >= "3"').satisfied
+
+
+def test_state_absent_narrowing_is_documented():
+    from ansible_collections.primus.trainenv.plugins.modules import pip_constrained
+    doc = " ".join(pip_constrained.DOCUMENTATION.split())
+    assert "an entry whose environment marker is false for the venv is skipped" in doc
+    assert "a wheel or sdist file narrows the match to its version" in doc
+    assert "C(pip uninstall) itself ignores both" in doc

@@ -137,3 +137,44 @@ def test_egg_info_directories_and_files_are_found(tmp_path):
     assert probe.dists["legacy-pkg"].version == "0.9"
     assert probe.dists["legacy-pkg"].requires == ["six>=1.0", 'click; extra == "cli"']
     assert probe.dists["single-file"].version == "2.0"
+
+
+def test_egg_info_extras_come_from_requires_txt_sections_like_pip(tmp_path):
+    egg = tmp_path / "legacy_pkg.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: legacy-pkg\nVersion: 0.9\n")
+    (egg / "requires.txt").write_text("six>=1.0\n\n[cli]\nclick\n\n[gpu:python_version >= '3']\ncupy\n\n[empty]\n")
+    dist = parse_probe(run_script(tmp_path)).dists["legacy-pkg"]
+    # pip adds every section that holds a requirement as Provides-Extra; the extra is not "undeclared"
+    assert dist.provides_extra == {"cli", "gpu"}
+
+
+def test_name_and_version_come_from_the_dist_info_directory_name_like_pip(tmp_path):
+    write_dist(tmp_path, "alpha", "2.0", dirname="alpha-1.0.dist-info")   # METADATA says 2.0, pip says 1.0
+    write_dist(tmp_path, "other-name", "3.0", dirname="beta-3.0.dist-info")
+    probe = parse_probe(run_script(tmp_path))
+    assert probe.dists["alpha"].version == "1.0"
+    assert "beta" in probe.dists and "other-name" not in probe.dists
+
+
+def test_of_two_dist_info_directories_of_one_project_the_first_in_directory_order_wins(tmp_path):
+    write_dist(tmp_path, "dup", "1.0")
+    write_dist(tmp_path, "dup", "2.0")
+    first = next(n for n in os.listdir(str(tmp_path)) if n.startswith("dup-"))   # importlib.metadata's order
+    assert parse_probe(run_script(tmp_path)).dists["dup"].version == first[len("dup-"):-len(".dist-info")]
+    from importlib.metadata import distributions
+    assert [d.version for d in distributions(path=[str(tmp_path)]) if d.metadata["Name"] == "dup"][0] == \
+        first[len("dup-"):-len(".dist-info")]
+
+
+def test_probe_reports_the_tag_facts_of_the_interpreter():
+    tags = parse_probe(subprocess.run(probe_command(sys.executable), capture_output=True, text=True,
+                                      check=True).stdout).data["tags"]
+    assert tags["python"] == list(sys.version_info[:2]) and tags["impl"] == "cp"
+    assert tags["abi"] == "cp%d%d" % sys.version_info[:2] and tags["platform"].startswith("linux_")
+
+
+def test_metadata_spelling_is_kept_for_display_where_it_agrees_with_the_directory(tmp_path):
+    write_dist(tmp_path, "Cuda-App", "1.0", dirname="cuda_app-1.0.dist-info")
+    dist = parse_probe(run_script(tmp_path)).dists["cuda-app"]
+    assert (dist.name, dist.version) == ("Cuda-App", "1.0")

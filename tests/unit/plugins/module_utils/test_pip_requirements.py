@@ -154,7 +154,7 @@ datasets>=3.6.0 \
     ; python_version >= "3.8"
 git+https://github.com/mlcommons/logging.git@6.0.0-rc5
 tqdm==4.67.3 --hash=sha256:0123
---extra-index-url https://example.invalid/simple
+--prefer-binary
 -r nested.txt
 -c pins.txt
 pyarrow==${PYARROW_VERSION}
@@ -299,3 +299,39 @@ def test_static_dependencies_of_a_project(pk, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "1.0"\ndynamic = ["dependencies"]\n')
     meta = static_project_metadata(pk, str(tmp_path), toml())
     assert meta["version"] == "1.0" and meta["requires"] is None
+
+
+@pytest.mark.parametrize("line, option, fix", [
+    ("-i https://evil.example/simple", "--index-url", "index_url"),
+    ("-ihttps://evil.example/simple", "--index-url", "index_url"),
+    ("--index-url=https://evil.example/simple", "--index-url", "index_url"),
+    ("--index https://evil.example/simple", "--index-url", "index_url"),
+    ("--extra-index-url https://evil.example/simple", "--extra-index-url", "extra_index_urls"),
+    ("--extra=https://evil.example/simple", "--extra-index-url", "extra_index_urls"),
+    ("-f /opt/wheels", "--find-links", "find_links"),
+    ("--find-links=/opt/wheels", "--find-links", "find_links"),
+    ("--find /opt/wheels", "--find-links", "find_links"),
+    ("--no-index", "--no-index", "no_index"),
+])
+def test_index_options_in_requirements_and_constraints_files_are_refused(pk, tmp_path, line, option, fix):
+    for constraint in (False, True):
+        (tmp_path / "r.txt").write_text("alpha\n%s\n" % line)
+        with pytest.raises(RequirementError) as info:
+            read_requirements_file(pk, str(tmp_path / "r.txt"), constraint=constraint)
+        message = str(info.value)
+        assert message.startswith("%s:2: %s" % (tmp_path / "r.txt", option))
+        assert "refused" in message and "use the option %s" % fix in message
+
+
+def test_option_lines_are_read_like_pip_quotes_file_urls_and_abbreviations(pk, tmp_path):
+    (tmp_path / "my pins.txt").write_text("gamma==1.0\n")
+    (tmp_path / "url.txt").write_text("delta==2.0\n")
+    (tmp_path / "more.txt").write_text("beta\n")
+    (tmp_path / "r.txt").write_text('-c "my pins.txt"\n-c file://%s\n--requirem more.txt\n--constr=%s\n--pre\n'
+                                    '--prefer\nalpha\n' % (tmp_path / "url.txt", tmp_path / "url.txt"))
+    items, constraints = read_requirements_file(pk, str(tmp_path / "r.txt"))
+    assert [i.text for i in items] == ["beta", "alpha"]
+    assert [c.text for c in constraints] == ["gamma==1.0", "delta==2.0"]
+    (tmp_path / "bad.txt").write_text("--pr\n")   # --pre or --prefer-binary: pip refuses it too
+    with pytest.raises(RequirementError, match="ambiguous option"):
+        read_requirements_file(pk, str(tmp_path / "bad.txt"))

@@ -192,6 +192,8 @@ def test_changed_is_the_real_difference_not_pips_wording(monkeypatch, venv, tmp_
 
 
 def test_pip_runs_isolated_from_user_config_unless_asked(monkeypatch, venv, tmp_path):
+    for key in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(key)   # this machine's own pip variables
     monkeypatch.setenv("PIP_FIND_LINKS", "/opt/wheels")
     monkeypatch.setenv("PIP_CONSTRAINT", "/etc/xdg/pip/constraints.txt")
     monkeypatch.setenv("PIP_CONFIG_FILE", "/home/user/.config/pip/pip.conf")
@@ -201,11 +203,43 @@ def test_pip_runs_isolated_from_user_config_unless_asked(monkeypatch, venv, tmp_
     assert "PIP_FIND_LINKS" not in env and "PIP_CONSTRAINT" not in env
     assert env["PIP_CONFIG_FILE"] == os.devnull and env["MAX_JOBS"] == "4" and env["PIP_NO_CACHE_DIR"] == "1"
     assert os.environ["PIP_FIND_LINKS"] == "/opt/wheels"  # the module's own environment is restored
+    monkeypatch.delenv("PIP_FIND_LINKS")
+    monkeypatch.delenv("PIP_CONSTRAINT")
+    monkeypatch.setenv("PIP_PROXY", "http://proxy.example:3128")
     venv.dists.clear()
     venv.calls, venv.environs = [], []
     run_module(monkeypatch, venv, tmp_path, name=["x"], use_pip_config=True)
-    assert venv.environs[1]["PIP_FIND_LINKS"] == "/opt/wheels"
+    assert venv.environs[1]["PIP_PROXY"] == "http://proxy.example:3128"
     assert venv.environs[1]["PIP_CONFIG_FILE"] == "/home/user/.config/pip/pip.conf"
+
+
+@pytest.mark.parametrize("variable, value, inherited, why", [
+    ("PIP_TARGET", "/tmp/elsewhere", False, "installs outside the venv"),
+    ("PIP_PREFIX", "/usr/local", False, "installs outside the venv"),
+    ("PIP_USER", "1", False, "installs outside the venv"),
+    ("PIP_ROOT", "/", False, "installs outside the venv"),
+    ("PIP_INDEX_URL", "https://evil.example/simple", False, "use the option index_url"),
+    ("PIP_EXTRA_INDEX_URL", "https://evil.example/simple", False, "use the option extra_index_urls"),
+    ("PIP_FIND_LINKS", "/opt/wheels", False, "use the option find_links"),
+    ("PIP_CONSTRAINT", "/etc/c.txt", False, "use the option constraints"),
+    ("PIP_CONFIG_FILE", "/home/user/pip.conf", False, "use_pip_config: true"),
+    ("PIP_TARGET", "/tmp/elsewhere", True, "installs outside the venv"),
+    ("PIP_INDEX_URL", "https://evil.example/simple", True, "use the option index_url"),
+    ("PIP_NO_DEPS", "1", True, "use the option no_deps"),
+])
+def test_pip_variables_that_redirect_the_install_are_refused(monkeypatch, venv, tmp_path, variable, value,
+                                                             inherited, why):
+    for key in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(key)   # this machine's own pip variables
+    venv.add("x", "1")
+    if inherited:
+        monkeypatch.setenv(variable, value)
+        result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"], use_pip_config=True)
+    else:
+        result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"], environment={variable: value})
+    assert failed and result["failure"] == "bad_request" and venv.calls == []
+    assert variable in result["msg"] and value in result["msg"] and why in result["msg"]
+    assert ("unset it" if inherited else "remove it from the task's environment") in result["msg"]
 
 
 def test_check_mode_fresh_venv_returns_the_plan_and_installs_nothing(monkeypatch, venv, tmp_path):
@@ -482,7 +516,7 @@ def test_credentials_are_redacted_everywhere(monkeypatch, venv, tmp_path):
     venv.debug = fetch_failure("404 Client Error: Not Found for url: https://idx.example/simple/einops/")
     result, failed = run_module(monkeypatch, venv, tmp_path, name=["einops"], log_path=str(log),
                                 index_url="https://ci:%s@idx.example/simple" % token,
-                                environment={"PIP_EXTRA_INDEX_URL": "https://x:%s-2@other.example/s" % token})
+                                environment={"PIP_PROXY": "https://x:%s-2@proxy.example:3128" % token})
     assert failed and result["failure"] == "not_found"
     blob = json.dumps(result) + log.read_text()
     assert token not in blob and "https://ci:****@idx.example/simple" in " ".join(result["cmd"])
