@@ -235,6 +235,10 @@ def test_messages_name_the_holder_and_the_fix():
 
 # --- what a dead run left running on the node -------------------------------------------------
 
+# Run ids of this test process: processes an earlier, interrupted test run left behind never match them.
+TAG = '%06x' % (os.getpid() % 0xffffff)
+
+
 def spawn(run_id, script='sleep 60', **popen):
     """A process tree (bash, its child) of a run: RUN_ENV=run_id in its environment."""
     env = dict(os.environ, **{base_lock.RUN_ENV: run_id})
@@ -251,13 +255,13 @@ def gone(proc, timeout=10):
 
 
 def test_run_processes_finds_a_run_s_processes_and_their_children_only():
-    mine = spawn('deadrun00001', 'sleep 60 & wait')
-    other = spawn('liverun00002')
+    mine = spawn('dead00001' + TAG, 'sleep 60 & wait')
+    other = spawn('live00002' + TAG)
     try:
         deadline = time.time() + 10
         found = []
         while time.time() < deadline and len(found) < 2:
-            found = base_lock.run_processes('deadrun00001')
+            found = base_lock.run_processes('dead00001' + TAG)
             time.sleep(0.05)
         pids = [pid for pid, _start, _command in found]
         assert mine.pid in pids and len(pids) == 2, found   # bash and its sleep child
@@ -266,7 +270,7 @@ def test_run_processes_finds_a_run_s_processes_and_their_children_only():
         assert any(command == 'sleep 60' for _pid, _start, command in found)
         assert base_lock.run_processes('') == [], 'no run id, no processes (an unlocked run passes an empty one)'
         assert base_lock.run_processes('deadrun0000') == [], 'the whole id, not a prefix'
-        assert base_lock.run_processes('deadrun00001', uid=os.geteuid() + 1) == []
+        assert base_lock.run_processes('dead00001' + TAG, uid=os.geteuid() + 1) == []
     finally:
         for proc in (mine, other):
             proc.kill()
@@ -289,12 +293,12 @@ class PollClock(object):
 
 
 def test_stop_processes_terminates_then_kills_what_ignores_sigterm(monkeypatch):
-    polite = spawn('deadrun00003', 'exec sleep 60')
-    stubborn = spawn('deadrun00003', "trap '' TERM; echo ready; while :; do sleep 0.1; done",
+    polite = spawn('dead00003' + TAG, 'exec sleep 60')
+    stubborn = spawn('dead00003' + TAG, "trap '' TERM; echo ready; while :; do sleep 0.1; done",
                      stdout=subprocess.PIPE, text=True)
     try:
         assert stubborn.stdout.readline() == 'ready\n'   # the trap is set
-        found = [p for p in base_lock.run_processes('deadrun00003') if p[0] in (polite.pid, stubborn.pid)]
+        found = [p for p in base_lock.run_processes('dead00003' + TAG) if p[0] in (polite.pid, stubborn.pid)]
         assert len(found) == 2
         clock, sent = PollClock(), []
 
@@ -325,7 +329,7 @@ def test_stop_processes_terminates_then_kills_what_ignores_sigterm(monkeypatch):
 
 
 def test_stop_processes_leaves_a_reused_pid_alone():
-    proc = spawn('deadrun00004')
+    proc = spawn('dead00004' + TAG)
     try:
         sent = []
         stopped = base_lock.stop_processes([(proc.pid, 'not-its-start', 'sleep 60')], kill=lambda *a: sent.append(a))
