@@ -28,8 +28,9 @@ def path_list_check(value, label, home=''):
 
     A value that is not a list (a single string, say) is one problem, not a check of its characters."""
     if not isinstance(value, (list, tuple)):
+        kind = 'a string' if isinstance(value, str) else 'a mapping' if isinstance(value, dict) else type(value).__name__
         return [{'path': '', 'given': value, 'fix': 'give a YAML list of absolute paths, e.g. ["/home/me/Primus"]',
-                 'problem': '%s must be a list of directories, got %s' % (label, type(value).__name__)}]
+                 'problem': '%s must be a list of directories, got %s' % (label, kind)}]
     results = []
     for item in value:
         if isinstance(item, str) and home and (item == '~' or item.startswith('~/')):

@@ -138,7 +138,7 @@ def matrix(playbook, target, python310, python312, shared_dir):
         "megatron-relative": ({"primus_megatron_checkouts": ["~/.cache/Primus", "src/Primus"]},
                               ["primus_megatron_checkouts must be an absolute path, got 'src/Primus'"]),
         "megatron-string": ({"primus_megatron_checkouts": d("megatron-string", "Primus")},
-                            ["primus_megatron_checkouts must be a list of directories, got str"]),
+                            ["primus_megatron_checkouts must be a list of directories, got a string"]),
         "megatron-other-home": ({"primus_megatron_checkouts": ["~root/Primus"]},
                                 ["primus_megatron_checkouts must be an absolute path, got '~root/Primus' (~ is not expanded here)"]),
         # PRIMUS_PYTHON that is not a Python

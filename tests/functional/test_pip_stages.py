@@ -54,7 +54,7 @@ def converged(playbook, target, world):
 def test_tensorstore_is_built_once_into_the_wheel_cache_of_its_key(converged, target):
     wheel_dir = tensorstore_wheel_dir(converged.cache, converged.base)
     assert os.listdir(wheel_dir) == ["tensorstore-0.1.45-cp312-cp312-linux_x86_64.whl"]
-    build = converged.first.task("Build the wheel of each sdist build")
+    build = converged.first.task("Build the wheel from the sdist - tensorstore")
     assert build["result"]["changed"] is True, build
     # Installed from that wheel (PEP 610 records the file), not built again by pip in the venv.
     (direct,) = glob.glob(os.path.join(converged.base, "venv", "lib", "python3.12", "site-packages",
@@ -77,7 +77,7 @@ def test_a_second_base_reuses_the_cached_wheel(converged, playbook, target):
     base = target.base("pip-stages-2")
     run = playbook("venv,torch,pydeps", base, extra={"primus_cache_dir": converged.cache})
     assert run.rc == 0, run
-    assert run.task("Build the wheel of each sdist build")["status"] == "skipped"
+    assert run.task("Build the wheel from the sdist - tensorstore")["status"] == "skipped"
     assert not [t for t in run.changed_tasks() if "wheel" in t.lower() and "Install" not in t]
     wheel_dir = tensorstore_wheel_dir(converged.cache, base)
     assert wheel_dir == tensorstore_wheel_dir(converged.cache, converged.base)

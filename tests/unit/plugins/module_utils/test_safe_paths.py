@@ -139,7 +139,7 @@ def test_path_list_check_expands_home_and_refuses_a_string():
     assert checked[2]["problem"].startswith("primus_megatron_checkouts must be an absolute path")
     # A string is one problem naming the setting, not a check of each of its characters.
     (only,) = path_list_check("/home/me/Primus", "primus_megatron_checkouts", "/home/me")
-    assert only["problem"] == "primus_megatron_checkouts must be a list of directories, got str"
+    assert only["problem"] == "primus_megatron_checkouts must be a list of directories, got a string"
     with pytest.raises(AnsibleFilterError, match="kind must be dir or command"):
         path_check("/a", "X", "file")
 
