@@ -17,18 +17,25 @@ pytestmark = pytest.mark.functional
 
 STAGE = "deepep"
 SETUP_PY = '''import os
-import sys
 from setuptools import setup
+from setuptools.command.build_py import build_py
 
-# What the build saw, recorded in the package and in a log of builds (one line per compile).
+# What the build saw, recorded in the package, and one line per compile in a log of builds (build_py runs once per
+# wheel; pip also runs setup.py for the metadata, which builds nothing).
 seen = {k: os.environ.get(k, "") for k in ("GPU_ARCHS", "DEEPEP_STANDIN_FLAG", "MAX_JOBS")}
-os.makedirs("deepep_standin", exist_ok=True)
-with open(os.path.join("deepep_standin", "_built_with.py"), "w") as handle:
-    handle.write("BUILT_WITH = %r\\n" % (seen,))
-if "bdist_wheel" in sys.argv:   # pip also runs setup.py for the metadata: count the compiles only
-    with open(os.environ["DEEPEP_STANDIN_LOG"], "a") as handle:
-        handle.write(repr(seen) + "\\n")
-setup(name="deepep_standin", version="0.0.1", packages=["deepep_standin"])
+
+
+class Build(build_py):
+    def run(self):
+        os.makedirs("deepep_standin", exist_ok=True)
+        with open(os.path.join("deepep_standin", "_built_with.py"), "w") as handle:
+            handle.write("BUILT_WITH = %r\\n" % (seen,))
+        with open(os.environ["DEEPEP_STANDIN_LOG"], "a") as handle:
+            handle.write(repr(seen) + "\\n")
+        build_py.run(self)
+
+
+setup(name="deepep_standin", version="0.0.1", packages=["deepep_standin"], cmdclass={"build_py": Build})
 '''
 
 
