@@ -61,8 +61,6 @@ def component(shared_dir, target):
     commit = git("rev-parse", "HEAD", cwd=work)
     bare = os.path.join(root, "deepep.git")
     git("clone", "-q", "--bare", work, bare, cwd=root)
-    log_dir = os.path.join(target.home, "deepep-builds")
-    target.run(["mkdir", "-p", log_dir])
     # Owned by the target user, as a user's own mirror would be (git refuses a repository another user owns).
     owner = pwd.getpwnam(target.user)
     for folder, _dirs, files in os.walk(root):
@@ -71,7 +69,8 @@ def component(shared_dir, target):
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
             os.chown(os.path.join(folder, name), owner.pw_uid, owner.pw_gid)
-    return {"repo": "file://" + bare, "commit": commit, "log": os.path.join(log_dir, "builds.log")}
+    # The log of this session's compiles, in the directory the target user owns.
+    return {"repo": "file://" + bare, "commit": commit, "log": os.path.join(root, "builds.log")}
 
 
 @pytest.fixture(scope="module")
