@@ -175,7 +175,6 @@ def decision_constants(decision):
     return dict(constants[decision])
 
 
-
 class FilterModule(object):
     """primus.trainenv decision filters."""
 

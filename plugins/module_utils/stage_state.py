@@ -57,8 +57,8 @@ def registry(entries):
             raise StageError('%s is not a mapping' % where)
         unknown = sorted(set(entry) - set(REGISTRY_FIELDS))
         if unknown:
-            raise StageError('%s has unknown fields %s (known: %s)' % (where, ', '.join(unknown),
-                                                                         ', '.join(sorted(REGISTRY_FIELDS))))
+            known = ', '.join(sorted(REGISTRY_FIELDS))
+            raise StageError('%s has unknown fields %s (known: %s)' % (where, ', '.join(unknown), known))
         name = entry.get('name')
         if not isinstance(name, str) or not STAGE_NAME.match(name):
             raise StageError('%s: name %r is not a stage name (lower case letters, digits and _)' % (where, name))

@@ -165,7 +165,8 @@ def make_hostile(tmp_path, evil):
     aiter_jit = variables["primus_paths"]["site_packages"] + "/aiter/jit"
     os.makedirs(aiter_jit)
     write(aiter_jit + "/module_aiter_enum.so", "prebuilt")
-    env_text, module_text, table = render(variables, "env.sh.j2", "modulefile.tcl.j2", "{{ primus_env_table | combine({'conditions': {'jit_local': {'decided': primus_jit_local}}}, recursive=true) }}")
+    table_expr = "{{ primus_env_table | combine({'conditions': {'jit_local': {'decided': primus_jit_local}}}, recursive=true) }}"
+    env_text, module_text, table = render(variables, "env.sh.j2", "modulefile.tcl.j2", table_expr)
     env_sh = write(os.path.join(str(tmp_path), "out", "env.sh"), env_text)
     modulefile = write(os.path.join(str(tmp_path), "out", "modulefiles", "primus", "v26.5"), module_text)
     user = "tester"

@@ -22,8 +22,7 @@ def tasks(items):
             continue
         yield task
         for key in ("block", "rescue", "always", "tasks"):
-            for inner in tasks(task.get(key)):
-                yield inner
+            yield from tasks(task.get(key))
 
 
 def every_task():

@@ -746,8 +746,8 @@ def test_mlflow_distributions_share_files_byte_for_byte(served, venv):
         for path, digest in _record(dist_info).items():
             if path.startswith("mlflow/"):
                 claims.setdefault(path, {})[os.path.basename(dist_info)] = digest
-    assert sorted(claims["mlflow/__init__.py"]) == ["mlflow-3.11.1.dist-info", "mlflow_skinny-3.11.1.dist-info",
-                                                     "mlflow_tracing-3.11.1.dist-info"]
+    assert sorted(claims["mlflow/__init__.py"]) == [
+        "mlflow-3.11.1.dist-info", "mlflow_skinny-3.11.1.dist-info", "mlflow_tracing-3.11.1.dist-info"]
     for path, by_dist in claims.items():
         with open(os.path.join(venv.site, path), "rb") as handle:
             digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(handle.read()).digest()).rstrip(b"=").decode()

@@ -157,4 +157,3 @@ def test_decision_constants_are_the_max_jobs_rule_s():
     assert max_jobs(64, 3 * per_job - 1, None, ['gfx942', 'gfx950'])['jobs'] == 2
     with pytest.raises(AnsibleFilterError, match="no constants for the decision 'te_mode'"):
         decision_constants('te_mode')
-

@@ -6,10 +6,8 @@
 import collections
 import hashlib
 import json
-import os
 
 import pytest
-import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.filter import stages as stage_filters
