@@ -41,11 +41,12 @@ export PRIMUS_TEST_OUTPUT := $(OUT)
 #   commands as that user; environment-modules: the modulefile loaded by the real modulecmd;
 #   ca-certificates: the world's first build downloads the real build tools from PyPI;
 #   python3: the unprivileged target runs Ansible's modules with /usr/bin/python3, as a fleet node does;
-#   debootstrap: the world's Debian trixie root (glibc 2.41) where TE wheel mode is proven.
+#   debootstrap: the world's Debian trixie root (glibc 2.41) where TE wheel mode is proven;
+#   tcl: tclsh, which the unit tests load the modulefile with beside modulecmd.
 TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen util-linux:runuser \
   environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3 \
-  debootstrap:/usr/sbin/debootstrap
+  debootstrap:/usr/sbin/debootstrap tcl:tclsh
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
 TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule

@@ -16,6 +16,7 @@ import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible_collections.primus.trainenv.plugins.plugin_utils.run_facts import run_fact
 
 MODULE = 'primus.trainenv.stage_stamp'
 STARTED = 'primus_stage_started'
@@ -26,10 +27,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def _fact(self, task_vars, name):
-        if name not in task_vars:
-            raise AnsibleActionFail('stage_stamp needs the %s fact (published by roles/primus and the preflight role) '
-                                    'or the options it gives: run it inside playbooks/primus.yml' % name)
-        return self._templar.template(task_vars[name])
+        return run_fact(self._templar, task_vars, name, 'stage_stamp')
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}

@@ -15,6 +15,7 @@ import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible_collections.primus.trainenv.plugins.plugin_utils.run_facts import run_fact
 from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
 
 # The fact that records when each stage of this run started (controller clock), read by the stamps.
@@ -27,10 +28,7 @@ class ActionModule(ActionBase):
     _VALID_ARGS = frozenset(('stage',))
 
     def _fact(self, task_vars, name):
-        if name not in task_vars:
-            raise AnsibleActionFail('stage_start needs the %s fact, which roles/primus and the preflight role publish: '
-                                    'run it inside playbooks/primus.yml (after preflight)' % name)
-        return self._templar.template(task_vars[name])
+        return run_fact(self._templar, task_vars, name, 'stage_start')
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}

@@ -73,12 +73,12 @@ def marker_env(markers, extra=''):
     return env
 
 
-def marker_state(marker, markers, extras=()):
-    """True when the marker holds for the venv with no extra or with one of `extras`, False when it does not,
-    None when it cannot be evaluated (pip then fails on it: an unknown variable such as `extras`)."""
+def marker_state(marker, markers, extras=(), base=True):
+    """True when the marker holds for the venv with no extra (``base``) or with one of `extras`, False when it does
+    not, None when it cannot be evaluated (pip then fails on it: an unknown variable such as `extras`)."""
     if marker is None:
         return True
-    for extra in ('',) + tuple(extras):
+    for extra in (('',) if base else ()) + tuple(extras):
         try:
             if marker.evaluate(marker_env(markers, extra)):
                 return True
@@ -93,19 +93,9 @@ def marker_applies(marker, markers, extras=()):
 
 
 def _applies_to(marker, markers, todo, todo_extras):
-    """Marker check for the part of a dist's requirements being expanded now (None: cannot be evaluated)."""
-    return marker_state(marker, markers, tuple(e for e in todo_extras)) if '' in todo else \
-        _only_extras(marker, markers, todo_extras)
-
-
-def _only_extras(marker, markers, todo_extras):
-    for extra in todo_extras:
-        try:
-            if marker.evaluate(marker_env(markers, extra)):
-                return True
-        except Exception:  # pylint: disable=broad-except
-            return None
-    return False
+    """Marker check for the part of a dist's requirements being expanded now (None: cannot be evaluated): the base
+    requirements when '' is in ``todo``, and those of the extras being expanded."""
+    return marker_state(marker, markers, todo_extras, base='' in todo)
 
 
 def _extra_variants(pk, extras):

@@ -260,7 +260,8 @@ def test_run_processes_finds_a_run_s_processes_and_their_children_only():
     try:
         deadline = time.time() + 10
         found = []
-        while time.time() < deadline and len(found) < 2:
+        # Until the child has exec'd sleep (between fork and exec it is a copy of bash, command line and all).
+        while time.time() < deadline and not (len(found) == 2 and any(c == 'sleep 60' for _p, _s, c in found)):
             found = base_lock.run_processes('dead00001' + TAG)
             time.sleep(0.05)
         pids = [pid for pid, _start, _command in found]
