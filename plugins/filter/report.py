@@ -38,11 +38,6 @@ def drift_fields(defaults, extra=None):
         raise AnsibleFilterError('drift_fields: %s' % exc)
 
 
-def drift_pins(pins):
-    """The release pins in the manifest's shape (release, distributions, checkouts)."""
-    return fleet_report.drift_pins(pins)
-
-
 def drift_report(manifests, fields, pins=None, generated=''):
     """Per field, the hosts that differ from the majority or from the pins."""
     try:
@@ -60,6 +55,5 @@ class FilterModule(object):
             'run_record': run_record,
             'run_summary': run_summary,
             'drift_fields': drift_fields,
-            'drift_pins': drift_pins,
             'drift_report': drift_report,
         }

@@ -182,12 +182,15 @@ def run_record(run, status, started, ended, failed=None, check_mode=False, insta
     for stage in order:
         entry = {'stage': stage, 'status': '', 'seconds': None}
         verdict = status.get(stage) if isinstance(status.get(stage), Mapping) else {}
+        # A stage without a build key (manifest, verify) is neither done nor built: it ran.
+        keyless = (stage in read_only or not verdict or verdict.get('stamp') == 'nokey'
+                   or ('key_id' in verdict and not verdict['key_id']))
         if stage not in selected:
             entry['status'] = 'skipped'
         elif failed and failed.get('stage') == stage:
             entry['status'] = 'failed'
         elif stage in started:
-            if stage in read_only or verdict.get('stamp') == 'nokey' or not verdict:
+            if keyless:
                 entry['status'] = 'ran'
             elif verdict.get('done'):
                 entry['status'] = 'done'
@@ -196,10 +199,11 @@ def run_record(run, status, started, ended, failed=None, check_mode=False, insta
                 entry['builder'] = installed[stage]
             else:
                 entry['status'] = 'would build' if check_mode else 'built'
-        elif verdict.get('done') and not failed:
-            entry['status'] = 'done'
-        else:
+        elif failed:
             entry['status'] = 'not reached'
+        else:
+            # Not started, and the run went on: done (its include was skipped) or a stage without a start (verify).
+            entry['status'] = 'done' if verdict.get('done') else 'ran' if keyless else 'not reached'
         if stage in started and entry['status'] != 'failed':
             later = [t for t in times if t > started[stage]]
             finish = later[0] if later else (None if failed else end)
@@ -362,30 +366,34 @@ def _same(value, pin):
     return False
 
 
-def drift_pins(pins):
+def drift_pins(pins, stages=None):
     """The parts of the release pins a manifest can be compared with, in the manifest's shape:
-    {release, distributions: {name: version} of every exact name==version pin (names PEP 503-normalised; a name
-    pinned to two versions is left out, as is a pin per GPU arch), checkouts: {stage: commit} of the sources pinned to
-    a commit}."""
+    {release, distributions: {name: version} of every exact name==version pin of the pins' sections named after a stage
+    (names PEP 503-normalised; a name pinned to two versions is left out, as is a pin per GPU arch), checkouts: {stage: commit} of the sources pinned to a commit}.
+
+    stages: only the sections and sources of these stages (a host's built stages: a pin holds once its stage ran)."""
     pins = pins if isinstance(pins, Mapping) else {}
     versions = {}
 
-    def walk(value):
+    def walk(value, counted):
         if isinstance(value, str):
             match = _PIN.match(value)
-            if match and '{' not in value:
+            if match and '{' not in value and counted:
                 versions.setdefault(normalize_name(match.group(1)), set()).add(match.group(3))
         elif isinstance(value, Mapping):
-            for key, item in value.items():
-                if key not in ('sources', 'indexes', 'pip_forbid', 'uv'):
-                    walk(item)
+            for item in value.values():
+                walk(item, counted)
         elif isinstance(value, (list, tuple)):
             for item in value:
-                walk(item)
-    walk(pins)
-    out = {'distributions': dict((name, found.pop()) for name, found in sorted(versions.items()) if len(found) == 1),
+                walk(item, counted)
+    for section, value in pins.items():
+        if section not in ('sources', 'indexes', 'pip_forbid', 'uv', 'versions') and isinstance(value, Mapping):
+            walk(value, stages is None or section in stages)
+    out = {'distributions': dict((name, found.pop()) for name, found in sorted(versions.items())
+                                 if len(found) == 1),
            'checkouts': dict((name, source['ref']) for name, source in sorted((pins.get('sources') or {}).items())
-                             if isinstance(source, Mapping) and source.get('ref_kind') == 'commit' and source.get('ref'))}
+                             if isinstance(source, Mapping) and source.get('ref_kind') == 'commit' and source.get('ref')
+                             and (stages is None or name in stages))}
     if pins.get('release'):
         out['release'] = str(pins['release'])
     return out
@@ -395,16 +403,26 @@ def _evaluate(expression, document):
     return jmespath.search(expression, document)
 
 
+def _plain(value):
+    """value as plain JSON types (jmespath's functions know dict, list, str... by their exact type)."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def drift_report(manifests, fields, pins=None, generated=''):
     """{format, generated, hosts, no_manifest, fields, compared, drift, errors} over {host: manifest or None}.
+
+    pins: the release pins (primus_pins); each host is compared with drift_pins() of the stages its manifest records
+    as built (build_keys).
 
     drift: one entry per (expanded) field where some host differs from the majority or from the pin -
     {field, expression, majority, tie, pin (when pinned), values: [{value, hosts}], differ: {host: value},
     off_pin: {host: value}}. A tie (no value held by more hosts than every other) lists every host in differ."""
     fields = drift_fields(fields)
-    with_manifest = dict((h, m) for h, m in (manifests or {}).items() if isinstance(m, Mapping))
+    with_manifest = dict((h, _plain(m)) for h, m in (manifests or {}).items() if isinstance(m, Mapping))
     hosts = sorted(with_manifest)
-    pinned = pins if isinstance(pins, Mapping) else {}
+    release_pins = _plain(pins) if isinstance(pins, Mapping) else {}
+    pinned = dict((h, drift_pins(release_pins, list((with_manifest[h].get('build_keys') or {}))) if release_pins else {})
+                  for h in hosts)
     drift, errors, compared = [], [], 0
     for name in sorted(fields):
         expression = fields[name]
@@ -415,17 +433,19 @@ def drift_report(manifests, fields, pins=None, generated=''):
             except JMESPathError as exc:
                 errors.append({'field': name, 'host': host, 'error': one_line(str(exc))})
                 values[host] = None
-        pin_value = _evaluate(expression, pinned) if PLAIN_PATH.match(expression) and pinned else None
+        plain_path = PLAIN_PATH.match(expression) and release_pins
+        pin_values = dict((h, _evaluate(expression, pinned[h]) if plain_path else None) for h in hosts)
         present = [v for v in values.values() if v is not None]
         if present and all(isinstance(v, Mapping) for v in present):
             keys = sorted(set(k for v in present for k in v))
             expanded = [('%s.%s' % (name, key), dict((h, (values[h] or {}).get(key)) for h in hosts),
-                         (pin_value or {}).get(key) if isinstance(pin_value, Mapping) else None) for key in keys]
+                         dict((h, p.get(key) if isinstance(p, Mapping) else None) for h, p in pin_values.items()))
+                        for key in keys]
         else:
-            expanded = [(name, values, None if isinstance(pin_value, Mapping) else pin_value)]
-        for field, by_host, pin in expanded:
+            expanded = [(name, values, dict((h, None if isinstance(p, Mapping) else p) for h, p in pin_values.items()))]
+        for field, by_host, pins_by_host in expanded:
             compared += 1
-            entry = _compare(field, expression, by_host, pin)
+            entry = _compare(field, expression, by_host, pins_by_host)
             if entry:
                 drift.append(entry)
     return {'format': FORMAT, 'generated': generated, 'hosts': hosts,
@@ -433,7 +453,7 @@ def drift_report(manifests, fields, pins=None, generated=''):
             'fields': dict(fields), 'compared': compared, 'drift': drift, 'errors': errors}
 
 
-def _compare(field, expression, by_host, pin):
+def _compare(field, expression, by_host, pins_by_host):
     groups = {}
     for host in sorted(by_host):
         groups.setdefault(_canonical(by_host[host]), []).append(host)
@@ -441,9 +461,10 @@ def _compare(field, expression, by_host, pin):
     tie = len(ranked) > 1 and len(ranked[0][1]) == len(ranked[1][1])
     majority_key = None if tie else ranked[0][0]
     differ = dict((h, by_host[h]) for key, members in ranked if key != majority_key for h in members)
-    off_pin = {}
-    if pin is not None:
-        off_pin = dict((h, v) for h, v in sorted(by_host.items()) if v is not None and not _same(v, pin))
+    # The pin of the field (the same for every host that has one: one release).
+    pin = next((p for _h, p in sorted(pins_by_host.items()) if p is not None), None)
+    off_pin = dict((h, v) for h, v in sorted(by_host.items())
+                   if v is not None and pins_by_host.get(h) is not None and not _same(v, pins_by_host[h]))
     if not differ and not off_pin:
         return None
     entry = {'field': field, 'expression': expression, 'majority': None if tie else json.loads(majority_key),
@@ -457,6 +478,11 @@ def _compare(field, expression, by_host, pin):
 def _show(value):
     text = 'absent' if value is None else value if isinstance(value, str) else _canonical(value)
     return text.replace('|', '\\|').replace('\n', ' ')
+
+
+def _code(text):
+    """Markdown inline code of text, which may itself hold backticks (JMESPath literals)."""
+    return '`` %s ``' % text if '`' in text else '`%s`' % text
 
 
 def drift_markdown(report):
@@ -484,7 +510,7 @@ def drift_markdown(report):
     if report.get('errors'):
         lines += ['', 'Fields that could not be evaluated on a host (value taken as absent):']
         lines += ['- %s on %s: %s' % (e['field'], e['host'], e['error']) for e in report['errors']]
-    lines += ['', 'Fields: ' + ', '.join('%s = `%s`' % (k, v) for k, v in sorted((report.get('fields') or {}).items()))]
+    lines += ['', 'Fields: ' + ', '.join('%s = %s' % (k, _code(v)) for k, v in sorted((report.get('fields') or {}).items()))]
     return '\n'.join(lines) + '\n'
 
 

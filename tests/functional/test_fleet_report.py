@@ -177,22 +177,39 @@ def test_failing_hosts_are_named_with_stage_cause_and_log_while_the_others_compl
     assert all("\x1b" not in r["result"]["msg"] for r in stops)
 
 
-def test_a_single_host_run_ends_with_the_per_stage_table(fleet, playbook, target, tmp_path):
-    """One host (the harness's node1), converged: the table lists each stage with its status and seconds."""
-    base = fleet["hosts"]["gfx942-a"]["primus_base"]
+def test_a_single_host_run_ends_with_the_per_stage_table(playbook, target, tmp_path):
+    """One host (the harness's node1) on an empty base: the table lists each stage with its status and seconds."""
+    base = target.base("single-report")
     report = str(tmp_path / "single")
-    run = playbook("venv,torch", base, extra={"primus_report_dir": report, "primus_stages": [
-        e for e in stage_registry.entries() if e["name"] in STAGES]})
+    run = playbook("venv,torch", base, extra={"primus_report_dir": report})
     assert run.rc == 0, run
-    assert run.stats["node1"]["changed"] == 0, run.changed_tasks()
+    record_timing("single host: venv,torch on an empty base, with the run summary", run.seconds)
     summary = read(os.path.join(report, "summary.json"))
     assert list(summary["hosts"]) == ["node1"]
     lines = read(os.path.join(report, "summary.txt")).splitlines()
     assert lines[0] == "Run summary: 1 host(s) - 1 ok"
     header = lines[1].split()
     assert header == ["stage", "done", "built", "installed", "skipped", "seconds"]
-    venv = lines[2].split()
-    assert venv[0] == "venv" and venv[1] == "1" and float(venv[-1]) >= 0
-    assert lines[3].split()[:2] == ["torch", "1"]
-    assert "not selected on any host: manifest verify" in lines
-    assert "Run summary: 1 host(s) - 1 ok" in run.stdout
+    rows = dict((line.split()[0], line.split()) for line in lines[2:4])
+    assert rows["venv"][1:3] == ["0", "1"] and rows["torch"][1:3] == ["0", "1"]
+    seconds = dict((stage, float(row[-1])) for stage, row in rows.items())
+    assert 0 < seconds["venv"] and 0 < seconds["torch"] and sum(seconds.values()) < run.seconds, seconds
+    assert lines[4].startswith("not selected on any host: ")
+    assert "Run summary: 1 host(s) - 1 ok" in run.stdout and "torch" in run.stdout
+
+
+def test_a_bad_drift_field_or_report_directory_stops_the_run_before_anything_is_built(playbook, target, tmp_path):
+    base = target.base("fleet-bad-report")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    for extra, words in (({"primus_drift_fields": {"torch": "distributions.[torch"}},
+                          ["primus_drift_fields.torch", "distributions.[torch", "not a valid JMESPath expression"]),
+                         ({"primus_report_dir": str(shared)}, ["primus_report_dir %s is writable by others" % shared,
+                                                               "Fix: set primus_report_dir"])):
+        run = playbook("venv,torch", base, extra=extra)
+        assert run.rc != 0
+        failed = run.failed()
+        assert len(failed) == 1 and failed[0]["task"] == "Check the report directory and the drift fields on the controller"
+        assert all(word in failed[0]["result"]["msg"] for word in words), failed[0]["result"]["msg"]
+        assert not os.path.exists(base)

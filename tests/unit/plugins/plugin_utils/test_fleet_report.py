@@ -12,9 +12,11 @@ from ansible_collections.primus.trainenv.plugins.plugin_utils import fleet_repor
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 RUN = {"order": ["base", "core", "kernels", "record", "extra", "check"],
        "stages": ["base", "core", "kernels", "record", "check"], "read_only": ["check"]}
-STATUS = {"base": {"done": True, "stamp": "current"}, "core": {"done": False, "stamp": "missing"},
-          "kernels": {"done": False, "stamp": "stale"}, "record": {"done": False, "stamp": "nokey"},
-          "extra": {"done": False, "stamp": "missing"}, "check": {"done": False, "stamp": "nokey"}}
+STATUS = {"base": {"done": True, "stamp": "current", "key_id": "k1"}, "core": {"done": False, "stamp": "missing", "key_id": "k2"},
+          "kernels": {"done": False, "stamp": "stale", "key_id": "k3"},
+          # A stage without a key and no stamp (manifest) is "missing" with an empty key id; one with a stamp "nokey".
+          "record": {"done": False, "stamp": "missing", "key_id": ""},
+          "extra": {"done": False, "stamp": "missing", "key_id": "k5"}, "check": {"done": False, "stamp": "nokey", "key_id": ""}}
 STARTED = {"base": 100.0, "core": 101.5, "kernels": 160.0, "record": 400.0, "check": 402.0}
 
 
@@ -53,6 +55,12 @@ def test_seconds_run_from_a_stage_start_to_the_next_and_the_last_to_the_end():
     assert seconds(record) == {"base": 1.5, "core": 58.5, "kernels": 240.0, "record": 2.0, "extra": None,
                                "check": 8.0}
     assert record["seconds"] == 310.0
+
+
+def test_a_stage_without_a_start_after_a_run_that_went_on_ran():
+    started = dict(STARTED)
+    del started["check"]
+    assert statuses(fleet_report.run_record(RUN, STATUS, started, 410.0))["check"] == "ran"
 
 
 def test_check_mode_says_would_build():
@@ -254,28 +262,50 @@ def test_a_field_missing_on_one_host_differs_as_absent(default_fields):
 def test_the_release_pins_catch_a_version_every_host_shares(default_fields, pins):
     wrong = {"torch": "2.11.0+rocm7.15.0a20260720"}
     manifests = {"a": manifest(extra=wrong), "b": manifest(extra=wrong)}
-    report = fleet_report.drift_report(manifests, default_fields, fleet_report.drift_pins(pins))
+    report = fleet_report.drift_report(manifests, default_fields, pins)
     entry = by_field(report)["distributions.torch"]
     assert entry["differ"] == {} and entry["pin"] == "2.12.0+rocm7.15.0a20260720"
     assert entry["off_pin"] == {"a": "2.11.0+rocm7.15.0a20260720", "b": "2.11.0+rocm7.15.0a20260720"}
     assert "| distributions.torch | 2.11.0+rocm7.15.0a20260720 | 2.12.0+rocm7.15.0a20260720 | a |" in \
         fleet_report.drift_markdown(report)
     # On pin: nothing (pip 26.3 and packaging 25.0 are pinned too); a version spelled otherwise is the same version.
-    fine = fleet_report.drift_report({"a": manifest(extra={"packaging": "25.0.0"})}, default_fields, fleet_report.drift_pins(pins))
+    fine = fleet_report.drift_report({"a": manifest(extra={"packaging": "25.0.0"})}, default_fields, pins)
     assert fine["drift"] == []
+
+
+def test_a_pin_holds_once_its_stage_ran(default_fields, pins):
+    # onnxscript is pinned by the te stage only: a host that has not built te is not compared with that pin.
+    early = manifest(extra={"onnxscript": "0.6.0"})
+    built = manifest(extra={"onnxscript": "0.6.0"})
+    built["build_keys"] = dict(built["build_keys"], te="eeee")
+    report = fleet_report.drift_report({"a": early, "b": built}, default_fields, pins)
+    entry = by_field(report)["distributions.onnxscript"]
+    assert entry["pin"] == "0.7.0" and entry["off_pin"] == {"b": "0.6.0"} and entry["differ"] == {}
+
+
+def test_manifests_of_dict_subclasses_are_read_as_plain_values(default_fields):
+    class Tagged(dict):
+        """What a templated value can be (a dict subclass): jmespath's functions check exact types."""
+    odd = Tagged(manifest())
+    odd["distributions"] = Tagged(odd["distributions"])
+    report = fleet_report.drift_report({"a": odd, "b": manifest()}, default_fields)
+    assert report["errors"] == [] and report["drift"] == []
 
 
 def test_the_pins_in_the_manifests_shape(pins):
     found = fleet_report.drift_pins(pins)
+    # te pins pybind11 (the venv stage installs it without a version): a base without te is not held to that pin.
+    assert found["distributions"]["pybind11"] == "3.0.4"
+    assert "pybind11" not in fleet_report.drift_pins(pins, ["venv", "torch"])["distributions"]
     assert found["release"] == "v26.5"
     assert found["distributions"]["torch"] == "2.12.0+rocm7.15.0a20260720"
     assert found["distributions"]["transformer-engine-rocm-torch"] == "2.15.0.dev0+rocm7.15.0a20260716.a07e607"
-    assert found["distributions"]["pip"] == "26.3" and found["distributions"]["boto3"] == "1.35.42"
+    assert found["distributions"]["wheel"] == "0.45.1" and found["distributions"]["boto3"] == "1.35.42"
     assert "uv" not in found["distributions"]                          # not installed in the venv
     assert not [name for name in found["distributions"] if "device" in name]   # one per arch: compared by majority
     assert found["checkouts"]["flash_attn"] == pins["sources"]["flash_attn"]["ref"]
     assert "grouped_gemm" not in found["checkouts"]                     # a branch: resolved per run
-    twice = fleet_report.drift_pins({"a": ["x==1"], "b": ["x==2", "y[extra]==3"]})
+    twice = fleet_report.drift_pins({"a": {"p": ["x==1"]}, "b": {"p": ["x==2", "y[extra]==3"]}})
     assert twice["distributions"] == {"y": "3"}
 
 
@@ -360,3 +390,9 @@ def test_a_host_name_becomes_a_safe_file_name():
     assert run_report.file_name("node-1.example.com") == "node-1.example.com"
     assert run_report.file_name("../etc/passwd") == "_.._etc_passwd"
     assert run_report.file_name("fe80::1") == "fe80__1"
+
+
+def test_the_markdown_quotes_an_expression_with_backticks(default_fields):
+    text = fleet_report.drift_markdown(fleet_report.drift_report({"a": manifest()}, default_fields))
+    assert "device_wheels = `` sort(keys(distributions || `{}`)[?contains(@, '-device-')]) ``" in text
+    assert "archs = `archs`" in text
