@@ -29,7 +29,7 @@ import re
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 
 FORMAT = 1
-FIELDS = ('release', 'host', 'os', 'glibc', 'glibcxx', 'python', 'archs', 'te_mode', 'distributions', 'checkouts',
+FIELDS = ('release', 'host', 'os', 'glibc', 'glibcxx', 'python', 'archs', 'te_mode', 'plan', 'distributions', 'checkouts',
           'build_keys', 'env_sh', 'timings', 'verify')
 # Maps whose keys are names of things (distributions, checkouts, stages), never of secrets.
 NAME_MAPS = ('distributions', 'checkouts', 'build_keys', 'timings')
@@ -185,6 +185,7 @@ def validate(data):
             raise ManifestError('data.timings.%s is negative (%r): a stage cannot take less than 0 seconds'
                                 % (stage, seconds))
     _expect(data, 'verify', (dict, list), 'a mapping of check -> result or a list of results')
+    _expect(data, 'plan', dict, "a mapping of preflight's per-node decisions")
 
 
 def build(data, env_sh_sha256, generated):

@@ -43,7 +43,8 @@ options:
   data:
     description:
       - "What the manifest records, any of: C(release), C(host), C(os) (a string or a mapping), C(glibc), C(glibcxx),
-        C(python), C(archs) (list of gfx names), C(te_mode), C(distributions) (name -> version), C(checkouts)
+        C(python), C(archs) (list of gfx names), C(te_mode), C(plan) (preflight's per-node decisions that follow from
+        the archs - device wheels, C(NVTE_CK_IS_V3_ATOMIC_FP32)), C(distributions) (name -> version), C(checkouts)
         (name -> commit), C(build_keys) (stage -> key id), C(env_sh) (absolute path of env.sh; the manifest records its
         sha256), C(timings) (stage -> seconds), C(verify) (check -> result, or a list of results)."
       - Other keys are refused (a typo would drop a record silently), after environment dumps are left out.

@@ -237,7 +237,9 @@ def test_each_case_stops_its_host_with_its_own_message(matrix):
     problems = []
     for name, (_vars, words) in sorted(cases.items()):
         host = "bad-" + name
-        failed = [r for r in run.results if r["host"] == host and r["status"] == "failed"]
+        # The host fails again after the run summary with the same message (roles/report): that is not a second failure.
+        failed = [r for r in run.results if r["host"] == host and r["status"] == "failed"
+                  and not r["task"].endswith("Stop - this host failed")]
         stats = run.stats.get(host, {})
         if len(failed) != 1 or stats.get("failed") != 1 or stats.get("changed") != 0:
             unreachable = [r["result"].get("msg") for r in run.results if r["host"] == host and r["status"] == "unreachable"]
