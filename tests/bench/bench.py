@@ -321,7 +321,7 @@ def main_fleet(bench, sizes, tags):
         rows.append([size, figures["wall"], figures["wall"] / size, figures["cpu"], figures["cpu"] / size,
                      figures["tasks"], figures["changed"], figures["requests"], figures["rc"]])
     print()
-    print("\n".join(format_table(["hosts", "wall s", "wall s / host", "controller CPU s", "CPU s / host", "tasks",
+    print("\n".join(format_table(["hosts", "wall s", "wall s / host", "CPU s (controller + local modules)", "CPU s / host", "tasks",
                                   "changed", "HTTP requests", "rc"], rows)))
     print("bench-fleet: " + " ".join("hosts%d_s=%.1f" % (row[0], row[1]) for row in rows))
     return 0 if converge["rc"] == 0 and all(row[-1] == 0 for row in rows) else 1
