@@ -51,7 +51,8 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
 # The suites of `make test` as <make target>:<result name in tests/output>.
 TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule
 
-.PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean
+.PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
+  run-detached attach run-status stop-run runs bench bench-fleet
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
@@ -59,6 +60,11 @@ help:
 	@echo "make molecule     molecule test (scenario default: the world, an unprivileged target, converge, idempotence, verify)"
 	@echo "make world|world-test|demo   the simulated world (see README)"
 	@echo "make world-snapshot|world-trixie   refresh the PyPI metadata snapshot (network) / build the glibc 2.41 root"
+	@echo "make run-detached RUN=name [INVENTORY=file] [VARS='@vars.yml key=value'] [TAGS=stages] [LIMIT=hosts]"
+	@echo "                  start playbooks/primus.yml detached (ansible-runner; survives the terminal; README: Detached runs)"
+	@echo "make attach RUN=name | run-status RUN=name | stop-run RUN=name | runs   follow, look at, stop, list detached runs"
+	@echo "make bench        first run, converged re-run, --tags te, --check --diff, lock refusal: seconds, CPU, requests, pip (UPSTREAM=setup.sh)"
+	@echo "make bench-fleet  a converged run's controller cost for FLEET_SIZES=1,4,16 local hosts (FLEET_TAGS=venv,torch)"
 
 # A Python without ensurepip (Debian/Ubuntu without python3.X-venv, and no root to add it) gets a
 # venv without pip, and pip from its wheel on PyPI, sha256-checked (tests/bootstrap_pip.py).
@@ -151,6 +157,57 @@ molecule: $(VENV)/.test
 	exit $$status
 
 -include tests/world/world.mk
+
+# A make variable as one single-quoted shell word.
+shell_quote = '$(subst ','\'',$(1))'
+
+# Detached runs (README: Detached runs): scripts/detached_run.py drives ansible-runner. RUN names the run
+# (RUNS_DIR/RUN, RUNS_DIR default ~/.primus-trainenv/runs); VARS holds -e values, separated by spaces.
+RUN ?=
+RUNS_DIR ?=
+INVENTORY ?=
+VARS ?=
+TAGS ?=
+LIMIT ?=
+DETACHED = $(PYTHON) scripts/detached_run.py $(if $(RUNS_DIR),--runs-dir $(call shell_quote,$(RUNS_DIR)))
+NEED_RUN = @test -n "$(RUN)" || { echo "RUN=<name> is needed, e.g. make $@ RUN=fleet1 (make runs lists them)" >&2; exit 2; }
+
+run-detached: $(VENV)/.controller
+	$(NEED_RUN)
+	$(DETACHED) start $(call shell_quote,$(RUN)) $(if $(INVENTORY),-i $(call shell_quote,$(INVENTORY))) \
+	  $(foreach v,$(VARS),-e $(call shell_quote,$(v))) $(if $(TAGS),--tags $(call shell_quote,$(TAGS))) \
+	  $(if $(LIMIT),--limit $(call shell_quote,$(LIMIT)))
+
+attach: $(VENV)/.controller
+	$(NEED_RUN)
+	$(DETACHED) attach $(call shell_quote,$(RUN))
+
+run-status: $(VENV)/.controller
+	$(NEED_RUN)
+	$(DETACHED) status $(call shell_quote,$(RUN))
+
+stop-run: $(VENV)/.controller
+	$(NEED_RUN)
+	$(DETACHED) stop $(call shell_quote,$(RUN))
+
+runs: $(VENV)/.controller
+	$(DETACHED) list
+
+# Benchmarks (not part of `make test`; tests/bench/bench.py): against the world in WORLD_DIR, served for the
+# bench when it is not running. UPSTREAM=/path/to/setup.sh runs upstream's installer beside ours
+# (UPSTREAM_ENV='KEY=VALUE ...' for its environment); BENCH_WORK=dir keeps the bases and runner's artifacts.
+UPSTREAM ?=
+BENCH_WORK ?=
+FLEET_SIZES ?= 1,4,16
+FLEET_TAGS ?= venv,torch
+BENCH = $(PYTHON) tests/bench/bench.py --world $(call shell_quote,$(WORLD_DIR)) \
+  $(if $(BENCH_WORK),--work $(call shell_quote,$(BENCH_WORK)))
+
+bench: $(VENV)/.test world
+	$(BENCH) $(if $(UPSTREAM),--upstream $(call shell_quote,$(UPSTREAM)))
+
+bench-fleet: $(VENV)/.test world
+	$(BENCH) --fleet $(call shell_quote,$(FLEET_SIZES)) --fleet-tags $(call shell_quote,$(FLEET_TAGS))
 
 prerequisites:
 	@PY312='$(PY312)' PY310='$(PY310)' tests/prerequisites.sh $(TEST_SYSTEM_PACKAGES)
