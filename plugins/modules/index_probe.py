@@ -77,12 +77,13 @@ seconds:
 
 import base64
 import netrc
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.six.moves.urllib.parse import urlsplit
+from ansible.module_utils.six.moves.urllib.parse import unquote, urlsplit
 from ansible.module_utils.six.moves.urllib.request import Request, urlopen
 from ansible_collections.primus.trainenv.plugins.module_utils import release_lock
 
@@ -95,7 +96,18 @@ def _netrc_auth():
 
 
 def read_page(url, timeout, auth):
-    """The page's files, {} for a 404, None when it cannot be read."""
+    """The page's files, {} for a 404 (or a missing directory of a file:// index), None when it cannot be read."""
+    parts = urlsplit(url)
+    if parts.scheme == 'file':
+        # a local PEP 503 tree (an offline wheelhouse): <project>/index.html, as pip reads it
+        path = os.path.join(unquote(parts.path), 'index.html')
+        if not os.path.exists(path):
+            return {}
+        try:
+            with open(path, 'rb') as handle:
+                return release_lock.parse_simple_page(handle.read().decode('utf-8', 'replace'))
+        except (IOError, OSError):
+            return None
     request = Request(url)
     host = urlsplit(url).hostname
     found = auth.authenticators(host) if auth and host else None
