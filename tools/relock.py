@@ -114,8 +114,8 @@ def judge(pages, archs, line):
                 elif want is None:
                     continue
                 elif want not in versions:
-                    reasons.append("%s: no wheel at %s%s" % (project, want, " (has %s)" % ", ".join(sorted(versions))
-                                                              if versions else ""))
+                    has = " (has %s)" % ", ".join(sorted(versions)) if versions else ""
+                    reasons.append("%s: no wheel at %s%s" % (project, want, has))
                 elif versions[want]:
                     reasons.append("%s: %s" % (project, versions[want]))
         verdicts.append((date, chosen, reasons))

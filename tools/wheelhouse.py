@@ -188,8 +188,8 @@ def main(argv=None):
     with open(os.path.join(dest, "wheelhouse.json"), "w") as handle:
         json.dump(record, handle, indent=1, sort_keys=True)
         handle.write("\n")
-    print("wheelhouse %s: %d files of %s, %d git bundles" % (dest, len(lock["files"]), ", ".join(record["indexes"]),
-                                                              len(bundles)))
+    print("wheelhouse %s: %d files of %s, %d git bundles"
+          % (dest, len(lock["files"]), ", ".join(record["indexes"]), len(bundles)))
     return 0
 
 

@@ -144,8 +144,8 @@ def describe(problems):
                      % '; '.join('%s has sha256 %s, the lock says %s' % (p['file'], p['sha256'], ' or '.join(p['locked']))
                                  for p in changed))
     if unlocked:
-        parts.append('not in the lock: %s' % ', '.join('%s (%s==%s)' % (p['file'], p['name'], p['version'])
-                                                        for p in unlocked))
+        names = ['%s (%s==%s)' % (p['file'], p['name'], p['version']) for p in unlocked]
+        parts.append('not in the lock: %s' % ', '.join(names))
     return ('the release lock refuses this install - %s. Nothing was installed. A file that changed under its name is '
             'not the file this release was built and tested with: find out why the index serves other bytes (a site '
             'mirror that rebuilt it, a re-published nightly), or re-lock the release (README, "When the nightly '

@@ -15,7 +15,6 @@ index). The TE index is used by TE wheel mode only, which needs glibc 2.38: not 
 import contextlib
 import glob
 import io
-import json
 import os
 import shutil
 import socket
@@ -26,7 +25,7 @@ import time
 
 import pytest
 
-from harness import REPO, free_port, machine_lock, record_timing, world_build, world_serve
+from harness import REPO, private_world, record_timing, world_serve
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib import server  # noqa: E402
@@ -68,20 +67,9 @@ class Sentinel:
 
 @pytest.fixture(scope="module")
 def own_world(tmp_path_factory):
-    """A world of this module only (its server is stopped by the tests), built on a free port and served."""
-    root = str(tmp_path_factory.mktemp("offline-world"))
-    with machine_lock("world-build"):
-        world_build.main(["--dest", root, "--port", str(free_port()),
-                          "--cache", os.path.join(REPO, ".cache", "world-downloads")])
-    assert world_serve.main(["start", "--root", root]) == 0
-    with open(os.path.join(root, "world.json")) as handle:
-        info = json.load(handle)
-    info["root"] = root
-    info["pins"] = os.path.join(root, "pins-v26.5.yml")
-    try:
+    """A world of this module only: its server is stopped by the tests."""
+    with private_world(tmp_path_factory, "offline-world") as info:
         yield info
-    finally:
-        world_serve.main(["stop", "--root", root])
 
 
 @pytest.fixture(scope="module")

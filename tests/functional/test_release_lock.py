@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from harness import REPO, free_port, machine_lock, record_timing, world_build, world_serve
+from harness import REPO, private_world, record_timing
 
 pytestmark = pytest.mark.functional
 STAGES = "venv,torch"
@@ -27,15 +27,9 @@ from world.lib.index import write_simple_index  # noqa: E402
 
 @pytest.fixture(scope="module")
 def own_world(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("lock-world"))
-    with machine_lock("world-build"):
-        world_build.main(["--dest", root, "--port", str(free_port()),
-                          "--cache", os.path.join(REPO, ".cache", "world-downloads")])
-    assert world_serve.main(["start", "--root", root]) == 0
-    try:
-        yield root
-    finally:
-        world_serve.main(["stop", "--root", root])
+    """A world of this module only: its files are changed and removed by the tests."""
+    with private_world(tmp_path_factory, "lock-world") as info:
+        yield info["root"]
 
 
 def pins(root):
