@@ -138,8 +138,7 @@ def make_lock(pins, items, workers=WORKERS, timeout=TIMEOUT):
 
 
 def default_out(pins_path):
-    root, _ = os.path.splitext(pins_path)
-    return root + ".lock.json"
+    return os.path.splitext(pins_path)[0] + ".lock.json"
 
 
 def main(argv=None):

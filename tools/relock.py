@@ -30,9 +30,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ansible_collections.primus.trainenv.plugins.module_utils import release_lock  # noqa: E402
 from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name, redact_url  # noqa: E402
 
-# The nightly set: (project, companion whose version it must have, pins `versions` key).
-MAIN = (("torch", None, "torch"), ("torchaudio", None, "torchaudio"), ("torchvision", None, "torchvision"),
-        ("apex", None, "apex"), ("rocm-sdk-devel", None, "rocm_sdk"))
+# The nightly set: (project, pins `versions` key), and per arch (device project, companion whose version it has).
+MAIN = (("torch", "torch"), ("torchaudio", "torchaudio"), ("torchvision", "torchvision"), ("apex", "apex"),
+        ("rocm-sdk-devel", "rocm_sdk"))
 DEVICE = (("amd-torch-device-{arch}", "torch"), ("rocm-sdk-device-{arch}", "rocm-sdk-devel"),
           ("amd-torchvision-device-{arch}", "torchvision"))
 WHEEL = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+)(?:-\d[^-]*)?-(?P<tags>[^-]+-[^-]+-[^-]+)\.whl$")
@@ -95,7 +95,7 @@ def judge(pages, archs, line):
     verdicts = []
     for date in dates:
         chosen, reasons = {}, []
-        for project, _, _ in MAIN:
+        for project in dict(MAIN):
             versions = by_project.get(project, {}).get(date, {})
             good = sorted((v for v, why in versions.items() if not why), key=_version_key)
             if good:
@@ -125,7 +125,7 @@ def judge(pages, archs, line):
 def rewrite(text, versions, chosen):
     """The pins text with each old nightly version replaced by the chosen date's (nothing else touched)."""
     replacements = {}
-    for project, _, key in MAIN:
+    for project, key in MAIN:
         old = str(versions[key])
         replacements[old] = chosen[project]
     pattern = re.compile(r"(?<![\w.+])(?:" + "|".join(re.escape(v) for v in sorted(replacements, key=len, reverse=True)) + r")(?![\w.+])")
@@ -149,7 +149,7 @@ def main(argv=None):
     if not line:
         print("%s: versions.rocm_sdk %r is not a nightly version" % (args.pins, pins["versions"]["rocm_sdk"]), file=sys.stderr)
         return 1
-    projects = [p for p, _, _ in MAIN] + [pattern.format(arch=a) for a in archs for pattern, _ in DEVICE]
+    projects = list(dict(MAIN)) + [pattern.format(arch=a) for a in archs for pattern in dict(DEVICE)]
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         pages = dict(zip(projects, pool.map(lambda p: fetch(index, p), projects)))
     verdicts = judge(pages, archs, line)

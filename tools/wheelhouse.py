@@ -93,8 +93,8 @@ def write_pages(dest, lock):
                         % (urllib.parse.quote(name), sha, html.escape(name)) for name, sha in sorted(files.items()))
         with open(os.path.join(page_dir, "index.html"), "w") as handle:
             handle.write("<!DOCTYPE html>\n<html><body>\n%s</body></html>\n" % links)
-    for index in sorted(set(i for i, _ in projects)):
-        names = sorted(p for i, p in projects if i == index)
+    for index in sorted(set(key[0] for key in projects)):
+        names = sorted(key[1] for key in projects if key[0] == index)
         with open(os.path.join(dest, index, "simple", "index.html"), "w") as handle:
             handle.write("<!DOCTYPE html>\n<html><body>\n%s</body></html>\n"
                          % "".join('<a href="%s/">%s</a><br />\n' % (p, p) for p in names))
@@ -141,7 +141,7 @@ def bundle_sources(pins, dest, git_prefixes):
         for n, (prefix, mirror) in enumerate(sorted(git_prefixes.items())):
             env["GIT_CONFIG_KEY_%d" % n] = "url.%s.insteadOf" % mirror
             env["GIT_CONFIG_VALUE_%d" % n] = prefix
-    todo = [(s["repo"], s["ref"]) for _, s in sorted(pins.get("sources", {}).items())]
+    todo = [(s["repo"], s["ref"]) for s in (pins.get("sources") or {}).values()]
     done, bundles = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         while todo:

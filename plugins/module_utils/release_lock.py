@@ -189,7 +189,7 @@ class _Links(HTMLParser):
         if tag != 'a':
             return
         href = dict(attrs).get('href') or ''
-        url, _, fragment = href.partition('#')
+        url, fragment = (href.split('#', 1) + [''])[:2]
         sha = fragment.split('=', 1)[1] if fragment.startswith('sha256=') else ''
         name = filename_of(url)
         if name:

@@ -53,7 +53,7 @@ class Sentinel:
     def _loop(self):
         while not self.stopped.is_set():
             try:
-                conn, _ = self.sock.accept()
+                conn = self.sock.accept()[0]
             except OSError:
                 continue
             self.count += 1

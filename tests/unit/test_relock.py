@@ -105,9 +105,9 @@ def test_a_device_wheel_at_another_version_makes_the_date_incomplete(tmp_path):
 def test_only_the_archs_asked_for_are_required(tmp_path):
     wheels = nightly_set("20260720") + [w for w in nightly_set("20260810") if not w[0].endswith("gfx950")]
     with world_index(tmp_path, wheels) as index:
-        proc, _ = run(tmp_path, index, "--archs", "gfx942")
+        proc = run(tmp_path, index, "--archs", "gfx942")[0]
         assert proc.returncode == 0 and "20260810 complete" in proc.stdout, proc.stdout
-        proc, _ = run(tmp_path, index)
+        proc = run(tmp_path, index)[0]
         assert proc.returncode == 2 and "rocm-sdk-device-gfx950: not published" in proc.stdout, proc.stdout
 
 

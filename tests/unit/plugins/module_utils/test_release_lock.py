@@ -134,8 +134,8 @@ def test_pip_refuses_other_bytes_under_a_locked_name(tmp_path):
         z.writestr('tiny-1.0.dist-info/METADATA', 'Metadata-Version: 2.1\nName: tiny\nVersion: 1.0\n')
         z.writestr('tiny-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n')
         z.writestr('tiny-1.0.dist-info/RECORD', '')
-    text, _ = release_lock.hashed_requirements(
-        [{'name': 'tiny', 'version': '1.0', 'url': 'http://x/' + name, 'sha256': A, 'kind': 'index'}], {name: [A]})
+    text = release_lock.hashed_requirements(
+        [{'name': 'tiny', 'version': '1.0', 'url': 'http://x/' + name, 'sha256': A, 'kind': 'index'}], {name: [A]})[0]
     req = tmp_path / 'req.txt'
     req.write_text(text)
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
