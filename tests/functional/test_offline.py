@@ -138,6 +138,7 @@ def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(mirrored, ow
         for sentinel in sentinels:
             sentinel.close()
     record_timing("%s on an empty base from the wheelhouse alone (unprivileged, SSH)" % STAGES, run.seconds)
+    shutil.rmtree(work, ignore_errors=True)
     assert run.rc == 0, run
     assert [s.count for s in sentinels] == [0, 0], "connections reached the world's or the mirror's port"
     logs = "".join(open(p, errors="replace").read() for p in glob.glob(os.path.join(base, "logs", "*.log")))
