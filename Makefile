@@ -52,11 +52,13 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
 TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
-  run-detached attach run-status stop-run runs bench bench-fleet
+  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
+	@echo "make wheelhouse   an offline wheelhouse of a release (WHEELHOUSE=dir, WHEELHOUSE_PINS=pins file)"
+	@echo "make test-offline the release lock, index probe, re-lock helper and site mirror tests alone"
 	@echo "make molecule     molecule test (scenario default: the world, an unprivileged target, converge, idempotence, verify)"
 	@echo "make world|world-test|demo   the simulated world (see README)"
 	@echo "make world-snapshot|world-trixie   refresh the PyPI metadata snapshot (network) / build the glibc 2.41 root"
@@ -139,6 +141,23 @@ functional: $(VENV)/.test $(VENV310)/.controller
 	rm -f $(OUT)/timings.txt
 	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile \
 	  --junitxml=$(OUT)/functional.xml
+
+# The release lock, preflight's index probe, the re-lock helper and site mirrors alone (README "When the nightly
+# disappears", "Site mirrors"); `make test` runs the same files in unit and functional.
+OFFLINE_UNIT := tests/unit/plugins/module_utils/test_release_lock.py tests/unit/plugins/plugin_utils/test_mirrors.py \
+  tests/unit/test_relock.py
+OFFLINE_FUNCTIONAL := tests/functional/test_release_lock.py tests/functional/test_offline.py
+test-offline: $(VENV)/.test $(VENV310)/.controller
+	mkdir -p $(OUT)
+	$(PYTHON) -m pytest $(OFFLINE_UNIT) -q
+	$(PYTHON) -m pytest $(OFFLINE_FUNCTIONAL) -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile
+
+# An offline wheelhouse of a release (README "Air-gapped clusters"): every file of its lock and a bundle of every git
+# remote; needs the release's lock beside its pins file.
+WHEELHOUSE ?= $(CURDIR)/wheelhouse
+WHEELHOUSE_PINS ?= roles/primus/vars/releases/v26.5.yml
+wheelhouse: $(VENV)/.controller
+	$(PYTHON) tools/wheelhouse.py --pins $(WHEELHOUSE_PINS) --dest $(WHEELHOUSE)
 
 # molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
 # tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).

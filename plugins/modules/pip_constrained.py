@@ -217,6 +217,22 @@ options:
     type: list
     elements: str
     default: []
+  locked_hashes:
+    description:
+      - "The release lock's hashes: file name to a list of sha256 (module_utils C(release_lock)); empty (default) for none."
+      - When set, pip first plans the install (C(pip install --dry-run --report)); every file of the plan that comes
+        from an index must be in the lock with the hash the index states, else the task fails with
+        C(failure=hash_mismatch), names each file and installs nothing. Then exactly the plan is installed with
+        C(--require-hashes --no-deps) from a requirements file whose every line carries the locked C(--hash) (pip
+        refuses bytes that differ from the lock), local files of the plan with the hash of their bytes; a VCS or
+        directory item of the plan is installed after it with C(--no-deps).
+    type: dict
+    default: {}
+  lock_record:
+    description:
+      - A file to which the plan of every install is appended (one JSON line per planned file - name, version, URL,
+        sha256, kind), from which C(tools/release_lock.py) makes a release lock. Implies the dry-run plan.
+    type: path
   log_path:
     description:
       - File to which the command line and full output of every pip run are appended (not in check mode), with
@@ -556,6 +572,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
     RequirementError, check_name_entry, classify as classify_item, read_request, static_project_metadata)
+from ansible_collections.primus.trainenv.plugins.module_utils import release_lock
 
 LOG_MODE = 0o640
 LOG_DIR_MODE = 0o750
@@ -821,7 +838,8 @@ class PipConstrained(object):
 
         if self.module.check_mode and params['prior_plan']:
             self.use_scratch_venv(os.path.realpath(self.python), self.probe.dists.values(), self.prior())
-        if params['forbid'] or self.module.check_mode:
+        locked = None
+        if params['forbid'] or self.module.check_mode or params['locked_hashes'] or params['lock_record']:
             planned = self.dry_run(targets, decide_items)
             if planned is None:
                 return self.exit_inexact(decide_items)
@@ -831,6 +849,10 @@ class PipConstrained(object):
             if hits:
                 self.fail('forbidden distributions would be present: %s. Nothing was installed.'
                           % '; '.join(describe_forbidden(hits)), failure='forbidden', forbidden=hits)
+            if params['lock_record'] and not self.module.check_mode:
+                self.record_plan()
+            if params['locked_hashes']:
+                locked = self.check_locked()
             if self.module.check_mode:
                 before = self.probe.versions()
                 after = predicted_after(self.probe, planned)
@@ -840,13 +862,60 @@ class PipConstrained(object):
                 self.result['changed'] = bool(planned)
                 self.exit(diff=diff_lines(before, after))
 
-        rc, out, err, failure = self.run_pip('pip install', lambda log: install_args(
-            self.python, params, targets, log_path=log))
-        if rc != 0:
-            self.fail_pip('pip install', rc, out, err, failure)
-        for warning in resolver_warnings(out, err):
-            self.module.warn(self.redact.text(warning))
+        if locked is not None:
+            self.install_locked(*locked)
+        else:
+            rc, out, err, failure = self.run_pip('pip install', lambda log: install_args(
+                self.python, params, targets, log_path=log))
+            if rc != 0:
+                self.fail_pip('pip install', rc, out, err, failure)
+            for warning in resolver_warnings(out, err):
+                self.module.warn(self.redact.text(warning))
         self.finish(force=force)
+
+    def planned_files(self):
+        try:
+            with open(os.path.join(self.module.tmpdir, 'pip-report.json')) as handle:
+                return release_lock.report_items(json.load(handle))
+        except (IOError, OSError, ValueError) as exc:
+            self.fail('cannot read pip report for the release lock: %s' % to_native(exc))
+
+    def record_plan(self):
+        """Append the plan's files to lock_record (one JSON line each)."""
+        make_dirs(os.path.dirname(self.params['lock_record']), LOG_DIR_MODE)
+        with open(self.params['lock_record'], 'a') as handle:
+            for item in self.planned_files():
+                handle.write(json.dumps(item, sort_keys=True) + '\n')
+
+    def check_locked(self):
+        """The dry-run's plan against the release lock: (hashed requirements file, direct items); fails on a problem."""
+        items = self.planned_files()
+        problems = release_lock.check_items(items, self.params['locked_hashes'])
+        if problems:
+            self.fail(release_lock.describe(problems), failure='hash_mismatch', locked=problems)
+        try:
+            text, direct = release_lock.hashed_requirements(items, self.params['locked_hashes'])
+        except (release_lock.LockError, IOError, OSError) as exc:
+            self.fail('the release lock: %s' % to_native(exc), failure='hash_mismatch')
+        path = os.path.join(self.module.tmpdir, 'locked-requirements.txt')
+        with open(path, 'w') as handle:
+            handle.write(text)
+        return (path if text else None), direct
+
+    def install_locked(self, path, direct):
+        """Exactly the planned files, hash-checked (pip --require-hashes --no-deps), then the direct items."""
+        common = dict(self.params, no_deps=True, constraints=[], requirements=None)
+        steps = []
+        if path:
+            steps.append(('pip install (hash-checked)', dict(common, requirements=path,
+                                                             extra_args=['--require-hashes'] + common['extra_args']), []))
+        if direct:
+            steps.append(('pip install (direct items)', common, [d['url'] for d in direct]))
+        for what, params, targets in steps:
+            rc, out, err, failure = self.run_pip(what, lambda log, p=params, t=targets: install_args(
+                self.python, p, t, log_path=log))
+            if rc != 0:
+                self.fail_pip(what, rc, out, err, failure)
 
     def prior(self):
         try:
@@ -1354,6 +1423,8 @@ def main():
             environment=dict(type='dict', default={}),
             state=dict(type='str', default='present', choices=['present', 'absent', 'forcereinstall']),
             forbid=dict(type='list', elements='str', default=[]),
+            locked_hashes=dict(type='dict', default={}),
+            lock_record=dict(type='path'),
             log_path=dict(type='path'),
             use_pip_config=dict(type='bool', default=False),
             extra_args=dict(type='list', elements='str', default=[]),

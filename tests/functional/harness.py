@@ -111,6 +111,25 @@ def world(tmp_path_factory):
             world_serve.main(["stop", "--root", root])
 
 
+@contextlib.contextmanager
+def private_world(tmp_path_factory, name):
+    """A world of one test module only (which may change, stop or re-serve it), built on a free port and served;
+    yields world.json's content with root and pins added, and stops its server at the end."""
+    root = str(tmp_path_factory.mktemp(name))
+    with machine_lock("world-build"):
+        world_build.main(["--dest", root, "--port", str(free_port()),
+                          "--cache", os.path.join(REPO, ".cache", "world-downloads")])
+    assert world_serve.main(["start", "--root", root]) == 0
+    with open(os.path.join(root, "world.json")) as handle:
+        info = json.load(handle)
+    info["root"] = root
+    info["pins"] = os.path.join(root, "pins-v26.5.yml")
+    try:
+        yield info
+    finally:
+        world_serve.main(["stop", "--root", root])
+
+
 # --------------------------------------------------------------------------- interpreters
 
 def _patchelf():

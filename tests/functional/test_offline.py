@@ -1,0 +1,156 @@
+"""Site mirrors and the offline wheelhouse (README "Site mirrors", "Air-gapped clusters"), against a world of this
+module's own.
+
+1. The world is served a second time, on another port, as the site's "mirror" of every index and git remote; the
+   mapping (primus_mirrors) is set and the original server stopped, and a listener on the original's port counts
+   every connection: the converge succeeds and the listener counts nothing. The run records pip's plans.
+2. From those plans, the lock (tools/release_lock.py) and a wheelhouse (tools/wheelhouse.py: PEP 503 indexes and git
+   bundles) are made; then the mirror is stopped too, with listeners on both ports: a converge of an empty base with
+   primus_wheelhouse alone succeeds, the source stages included, and no connection reaches either port.
+
+The stage list is the widest this suite affords in a few minutes: the venv and torch stages (PyPI and ROCm indexes);
+flash_attn and grouped_gemm cloned with their submodules, whose .gitmodules name the original remote; grouped_gemm's
+floating branch resolved with git ls-remote; torchtune built with build isolation (its build requirements from the
+index). The TE index is used by TE wheel mode only, which needs glibc 2.38: not on this machine."""
+import contextlib
+import glob
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from harness import REPO, private_world, record_timing, world_serve
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from world.lib import server  # noqa: E402
+
+pytestmark = pytest.mark.functional
+STAGES = "venv,torch,flash_attn,torchtune,grouped_gemm"
+GIT_PATHS = ("/git/flash-attention.git/", "/git/composable_kernel.git/", "/git/torchtune.git/", "/git/grouped_gemm.git/",
+             "/git/cutlass.git/")
+
+
+class Sentinel:
+    """Listens on 127.0.0.1:port and counts the connections made to it (each closed at once)."""
+
+    def __init__(self, port):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.count = 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.stopped.is_set():
+            try:
+                conn = self.sock.accept()[0]
+            except OSError:
+                continue
+            self.count += 1
+            conn.close()
+
+    def close(self):
+        self.stopped.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def own_world(tmp_path_factory):
+    """A world of this module only: its server is stopped by the tests."""
+    with private_world(tmp_path_factory, "offline-world") as info:
+        yield info
+
+
+@pytest.fixture(scope="module")
+def mirrored(own_world, playbook, target):
+    """The converge through the mirror, the original stopped; the mirror stays up until a test calls stop()."""
+    log = io.StringIO()
+    original = own_world["base_url"]
+    stack = contextlib.ExitStack()
+    mirror = stack.enter_context(server.serve(own_world["root"], port=0, access_log=log))
+    try:
+        assert world_serve.main(["stop", "--root", own_world["root"]]) == 0
+        sentinel = Sentinel(own_world["port"])
+        mirrors = {"indexes": dict((n, u.replace(original, mirror)) for n, u in own_world["indexes"].items()),
+                   "git": {original + "/git/": mirror + "/git/"}}
+        base = target.base("mirrors")
+        record = base + "-plans.jsonl"
+        try:
+            run = playbook(STAGES, base, extra={"primus_release_file": own_world["pins"], "primus_mirrors": mirrors,
+                                                "primus_cache_dir": base + "-cache", "primus_lock_record": record})
+        finally:
+            sentinel.close()
+        yield {"run": run, "base": base, "record": record, "mirror": mirror, "mirrors": mirrors, "log": log,
+               "original_hits": sentinel.count, "stop": stack.close}
+    finally:
+        stack.close()
+
+
+def test_a_converge_through_mirrors_never_reaches_the_original(mirrored):
+    run = mirrored["run"]
+    record_timing("%s on an empty base through site mirrors (unprivileged, SSH)" % STAGES, run.seconds)
+    assert run.rc == 0, run
+    assert mirrored["original_hits"] == 0, "%d connections reached the original's port" % mirrored["original_hits"]
+    requests = mirrored["log"].getvalue()
+    for path in ("/pypi/simple/", "/rocm/whl-multi-arch/") + GIT_PATHS:
+        assert path in requests, "the mirror served no %s" % path
+
+
+def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(mirrored, own_world, playbook, target):
+    assert mirrored["run"].rc == 0, "the mirrored converge failed"
+    work = os.path.join(target.home, "wheelhouse-test-%d" % os.getpid())
+    os.makedirs(work, exist_ok=True)
+    # the lock beside a copy of the world's pins file: the offline converge is hash-checked by it
+    pins = os.path.join(work, "pins-v26.5.yml")
+    shutil.copyfile(own_world["pins"], pins)
+    index_args = sum((["--index", "%s=%s" % kv] for kv in sorted(mirrored["mirrors"]["indexes"].items())), [])
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "release_lock.py"), "--pins", pins,
+                           "--record", mirrored["record"]] + index_args, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    wheelhouse = os.path.join(work, "wheelhouse")
+    (git_prefix, git_mirror), = mirrored["mirrors"]["git"].items()
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "wheelhouse.py"), "--pins", pins,
+                           "--dest", wheelhouse, "--git", "%s=%s" % (git_prefix, git_mirror)] + index_args,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record_timing("the wheelhouse of %s made from the mirror" % STAGES, time.monotonic() - start)
+    subprocess.run(["chmod", "-R", "a+rX", work], check=True)
+    mirror_port = int(mirrored["mirror"].rsplit(":", 1)[1])
+    mirrored["stop"]()   # from here on nothing serves the world
+    sentinels = [Sentinel(own_world["port"]), Sentinel(mirror_port)]
+    base = target.base("wheelhouse")
+    try:
+        run = playbook(STAGES, base, extra={"primus_release_file": pins, "primus_wheelhouse": wheelhouse,
+                                            "primus_cache_dir": base + "-cache"})
+    finally:
+        for sentinel in sentinels:
+            sentinel.close()
+    record_timing("%s on an empty base from the wheelhouse alone (unprivileged, SSH)" % STAGES, run.seconds)
+    shutil.rmtree(work, ignore_errors=True)
+    assert run.rc == 0, run
+    assert [s.count for s in sentinels] == [0, 0], "connections reached the world's or the mirror's port"
+    logs = "".join(open(p, errors="replace").read() for p in glob.glob(os.path.join(base, "logs", "*.log")))
+    assert "--require-hashes" in logs
+    for stage in ("flash_attn", "torchtune", "grouped_gemm"):
+        assert os.path.exists(os.path.join(base, "state", "%s.json" % stage)), stage
+
+
+def test_a_mirror_url_with_credentials_is_refused_and_redacted(playbook, target, world):
+    secret = "s3cr3t-t0ken"
+    run = playbook("preflight", target.base("mirror-creds"),
+                   extra={"primus_mirrors": {"indexes": {"pypi": "https://ci:%s@mirror.example/simple" % secret}}})
+    assert run.rc != 0
+    assert "primus_mirrors.indexes.pypi" in run.output and "~/.netrc" in run.output, run.output[-3000:]
+    assert secret not in run.output

@@ -1,0 +1,128 @@
+"""tools/relock.py against a served world index: the newest complete cp312 nightly wins, incomplete later dates are
+explained, and the new pins file differs from the current one only in the nightly versions."""
+import contextlib
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import relock  # noqa: E402
+from world.lib import server  # noqa: E402
+from world.lib.index import publish, write_simple_index  # noqa: E402
+from world.lib.wheel import build_wheel  # noqa: E402
+
+PINS = os.path.join(ROOT, "roles", "primus", "vars", "releases", "v26.5.yml")
+ARCHS = ("gfx942", "gfx950")
+CP312 = "cp312-cp312-manylinux_2_28_x86_64"
+
+
+def nightly_set(date, torch="2.12.0", audio="2.11.0", vision="0.27.0", apex="1.12.0", sdk="7.15.0",
+                skip=(), tags=None):
+    """(name, version, tag) of one date's complete set, less `skip`; tags: {name: tag} overrides."""
+    label = "rocm%sa%s" % (sdk, date)
+    out = [("torch", "%s+%s" % (torch, label), CP312), ("torchaudio", "%s+%s" % (audio, label), CP312),
+           ("torchvision", "%s+%s" % (vision, label), CP312), ("apex", "%s+%s" % (apex, label), CP312),
+           ("rocm-sdk-devel", "%sa%s" % (sdk, date), "py3-none-linux_x86_64")]
+    for arch in ARCHS:
+        out += [("amd-torch-device-%s" % arch, "%s+%s" % (torch, label), "py3-none-linux_x86_64"),
+                ("rocm-sdk-device-%s" % arch, "%sa%s" % (sdk, date), "py3-none-linux_x86_64"),
+                ("amd-torchvision-device-%s" % arch, "%s+%s" % (vision, label), "py3-none-linux_x86_64")]
+    return [(n, v, (tags or {}).get(n, t)) for n, v, t in out if n not in skip]
+
+
+@contextlib.contextmanager
+def world_index(tmp_path, wheels):
+    """The wheels published as the world publishes its ROCm index (content-addressed files, PEP 503 pages), served."""
+    build, files = tmp_path / "build", tmp_path / "root" / "rocm" / "files"
+    build.mkdir()
+    for name, version, tag in wheels:
+        publish(build_wheel(str(build), name, version, tag=tag), str(files))
+    write_simple_index(str(files), str(tmp_path / "root" / "rocm" / "whl-multi-arch"), "/rocm/files")
+    with server.serve(str(tmp_path / "root")) as url:
+        yield url + "/rocm/whl-multi-arch"
+
+
+def run(tmp_path, index, *extra):
+    out = tmp_path / "new.yml"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "relock.py"), "--pins", PINS, "--out", str(out),
+                           "--index", index] + list(extra), capture_output=True, text=True, check=False)
+    return proc, out
+
+
+def test_picks_the_complete_later_date_and_explains_the_incomplete_one(tmp_path):
+    wheels = (nightly_set("20260720")
+              + nightly_set("20260810", torch="2.13.0", vision="0.28.0")
+              # newer, but apex is missing and torch is published for CPython 3.11 only
+              + nightly_set("20260815", torch="2.13.0", vision="0.28.0", skip=("apex",),
+                            tags={"torch": "cp311-cp311-manylinux_2_28_x86_64"})
+              # another ROCm line at a later date: not this release's
+              + nightly_set("20260820", sdk="10.0.0"))
+    with world_index(tmp_path, wheels) as index:
+        proc, out = run(tmp_path, index)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = proc.stdout
+    assert "20260815 incomplete" in report
+    assert "apex: not published" in report
+    assert "torch: no cp312 Linux x86_64 wheel (cp311-cp311-manylinux_2_28_x86_64)" in report
+    assert "amd-torch-device-gfx942: no wheel at" not in report   # the devices are judged against a usable torch only
+    assert "20260810 complete" in report and "20260820" not in report
+    with open(PINS) as handle:
+        old_text = handle.read()
+    new_text = out.read_text()
+    old, new = yaml.safe_load(old_text)["primus_pins"], yaml.safe_load(new_text)["primus_pins"]
+    assert new["versions"] == dict(old["versions"], torch="2.13.0+rocm7.15.0a20260810",
+                                   torchvision="0.28.0+rocm7.15.0a20260810", torchaudio="2.11.0+rocm7.15.0a20260810",
+                                   apex="1.12.0+rocm7.15.0a20260810", rocm_sdk="7.15.0a20260810")
+    assert new["torch"]["packages"][0] == "torch==2.13.0+rocm7.15.0a20260810"
+    assert "amd-torchvision-device-{arch}==0.28.0+rocm7.15.0a20260810" in new["torch"]["device_packages"]
+    # nothing else changed: the same lines but those holding the nightly's versions
+    changed = [(a, b) for a, b in zip(old_text.splitlines(), new_text.splitlines()) if a != b]
+    assert len(old_text.splitlines()) == len(new_text.splitlines())
+    assert all("a20260720" in a and "a20260810" in b for a, b in changed), changed
+    assert dict((k, v) for k, v in new.items() if k not in ("versions", "torch")) == \
+        dict((k, v) for k, v in old.items() if k not in ("versions", "torch"))
+    assert new["versions"]["transformer_engine"] == old["versions"]["transformer_engine"]
+
+
+def test_a_device_wheel_at_another_version_makes_the_date_incomplete(tmp_path):
+    wheels = nightly_set("20260720") + [w for w in nightly_set("20260810") if w[0] != "amd-torch-device-gfx950"]
+    wheels.append(("amd-torch-device-gfx950", "2.12.1+rocm7.15.0a20260810", "py3-none-linux_x86_64"))
+    with world_index(tmp_path, wheels) as index:
+        proc, out = run(tmp_path, index)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("amd-torch-device-gfx950: no wheel at 2.12.0+rocm7.15.0a20260810 (has 2.12.1+rocm7.15.0a20260810)"
+            in proc.stdout)
+    assert "20260720 is already the newest complete date" in proc.stdout
+    assert not out.exists()
+
+
+def test_only_the_archs_asked_for_are_required(tmp_path):
+    wheels = nightly_set("20260720") + [w for w in nightly_set("20260810") if not w[0].endswith("gfx950")]
+    with world_index(tmp_path, wheels) as index:
+        proc = run(tmp_path, index, "--archs", "gfx942")[0]
+        assert proc.returncode == 0 and "20260810 complete" in proc.stdout, proc.stdout
+        proc = run(tmp_path, index)[0]
+        assert proc.returncode == 2 and "rocm-sdk-device-gfx950: not published" in proc.stdout, proc.stdout
+
+
+def test_no_complete_date_fails_with_what_to_do(tmp_path):
+    with world_index(tmp_path, nightly_set("20260810", skip=("torchaudio",))) as index:
+        proc, out = run(tmp_path, index)
+    assert proc.returncode == 1
+    assert "torchaudio: not published" in proc.stdout and "wheelhouse or a site mirror" in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("tags, fits", [
+    ("cp312-cp312-manylinux_2_28_x86_64", True), ("py3-none-any", True), ("cp312-abi3-linux_x86_64", True),
+    ("cp311-cp311-manylinux_2_28_x86_64", False), ("cp312-cp312-manylinux_2_28_aarch64", False),
+    ("cp312-cp312-win_amd64", False),
+])
+def test_fits_cp312(tags, fits):
+    assert relock.fits_cp312(tags) is fits

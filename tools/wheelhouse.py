@@ -1,0 +1,197 @@
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Make an offline wheelhouse of a release: every locked file as PEP 503 indexes, every git remote as a bundle.
+
+    python3 tools/wheelhouse.py --pins roles/primus/vars/releases/v26.5.yml --dest /shared/wheelhouse-v26.5
+    ansible-playbook playbooks/primus.yml -e primus_wheelhouse=/shared/wheelhouse-v26.5   # no network
+
+Layout (README "Air-gapped clusters"):
+
+    <dest>/<index>/files/<file>                   every file of the lock (<pins>.lock.json), sha256-verified
+    <dest>/<index>/simple/<project>/index.html    PEP 503 pages linking them with #sha256=
+    <dest>/git/<host[:port]>/<path of the URL>    a git bundle of each remote of the pins' sources and of every
+                                                  submodule of their commits (recursively), all refs
+    <dest>/wheelhouse.json                        what was put there, with each file's sha256
+
+A file already there with its locked sha256 is not fetched again; one with other bytes is replaced.
+--index NAME=URL reads an index from elsewhere (a site mirror) than the pins say; --git PREFIX=PREFIX
+fetches git remotes from a mirror prefix. A download whose bytes differ from the lock fails, named.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".collections"))
+from ansible_collections.primus.trainenv.plugins.module_utils import release_lock  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name, redact_url  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from release_lock import default_out, fetch_page, load_pins  # noqa: E402
+
+WORKERS = 8
+TIMEOUT = 60
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def git_path(dest, url):
+    """Where the bundle of a remote URL goes: <dest>/git/<netloc>/<path>."""
+    parts = urllib.parse.urlsplit(url)
+    return os.path.join(dest, "git", parts.netloc, parts.path.lstrip("/"))
+
+
+def fetch_file(entry, dest, indexes, timeout=TIMEOUT):
+    """Download one locked file into <dest>/<index>/files/, verified; returns its path."""
+    path = os.path.join(dest, entry["index"], "files", entry["filename"])
+    if os.path.exists(path) and sha256_of(path) == entry["sha256"]:
+        return path
+    url = entry["url"]
+    given = indexes.get(entry["index"])
+    if given:
+        # the file as the (mirrored) index links it now
+        page = fetch_page(given, normalize_name(entry["name"]), timeout)
+        if entry["filename"] in page:
+            url = page[entry["filename"]]["href"]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".part-")
+    with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+        shutil.copyfileobj(response, out)
+    got = sha256_of(tmp)
+    if got != entry["sha256"]:
+        os.unlink(tmp)
+        raise SystemExit("%s from %s has sha256 %s, the lock says %s: not put in the wheelhouse"
+                         % (entry["filename"], redact_url(url), got, entry["sha256"]))
+    os.replace(tmp, path)
+    return path
+
+
+def write_pages(dest, lock):
+    """<dest>/<index>/simple/<project>/index.html for every index of the lock."""
+    projects = {}
+    for entry in lock["files"]:
+        projects.setdefault((entry["index"], normalize_name(entry["name"])), {})[entry["filename"]] = entry["sha256"]
+    for (index, project), files in sorted(projects.items()):
+        page_dir = os.path.join(dest, index, "simple", project)
+        os.makedirs(page_dir, exist_ok=True)
+        links = "".join('<a href="../../files/%s#sha256=%s">%s</a><br />\n'
+                        % (urllib.parse.quote(name), sha, html.escape(name)) for name, sha in sorted(files.items()))
+        with open(os.path.join(page_dir, "index.html"), "w") as handle:
+            handle.write("<!DOCTYPE html>\n<html><body>\n%s</body></html>\n" % links)
+    for index in sorted(set(key[0] for key in projects)):
+        names = sorted(key[1] for key in projects if key[0] == index)
+        with open(os.path.join(dest, index, "simple", "index.html"), "w") as handle:
+            handle.write("<!DOCTYPE html>\n<html><body>\n%s</body></html>\n"
+                         % "".join('<a href="%s/">%s</a><br />\n' % (p, p) for p in names))
+
+
+def git(*argv, cwd=None, env=None):
+    proc = subprocess.run(["git"] + list(argv), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit("git %s failed: %s" % (" ".join(redact_url(a) for a in argv), redact_url(proc.stderr.strip())))
+    return proc.stdout
+
+
+def submodules(mirror, commit):
+    """[(url, commit)] of the submodules of a commit of a mirror clone."""
+    try:
+        text = git("show", "%s:.gitmodules" % commit, cwd=mirror)
+    except SystemExit:
+        return []
+    fd, path = tempfile.mkstemp(suffix=".gitmodules")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    try:
+        entries = git("config", "-f", path, "--get-regexp", r"^submodule\..*\.(path|url)$").splitlines()
+    finally:
+        os.unlink(path)
+    paths, urls = {}, {}
+    for line in entries:
+        key, value = line.split(" ", 1)
+        name, field = key[len("submodule."):].rsplit(".", 1)
+        (paths if field == "path" else urls)[name] = value
+    out = []
+    for name, sub_path in paths.items():
+        tree = git("ls-tree", commit, "--", sub_path, cwd=mirror).split()
+        if len(tree) >= 3 and tree[1] == "commit" and name in urls:
+            out.append((urls[name], tree[2]))
+    return out
+
+
+def bundle_sources(pins, dest, git_prefixes):
+    """A bundle of every source remote and, recursively, of the submodules of the commits used."""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    if git_prefixes:
+        env["GIT_CONFIG_COUNT"] = str(len(git_prefixes))
+        for n, (prefix, mirror) in enumerate(sorted(git_prefixes.items())):
+            env["GIT_CONFIG_KEY_%d" % n] = "url.%s.insteadOf" % mirror
+            env["GIT_CONFIG_VALUE_%d" % n] = prefix
+    todo = [(s["repo"], s["ref"]) for s in (pins.get("sources") or {}).values()]
+    done, bundles = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        while todo:
+            url, ref = todo.pop(0)
+            mirror = done.get(url)
+            if mirror is None:
+                mirror = os.path.join(tmp, str(len(done)))
+                git("clone", "-q", "--mirror", "--", url, mirror, env=env)
+                done[url] = mirror
+                target = git_path(dest, url)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                git("bundle", "create", "-q", target + ".part", "--all", cwd=mirror, env=env)
+                os.replace(target + ".part", target)
+                bundles[url] = os.path.relpath(target, dest)
+            commit = git("rev-parse", "--verify", "-q", "%s^{commit}" % ref, cwd=mirror).strip()
+            todo.extend(submodules(mirror, commit))
+    return bundles
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--pins", required=True)
+    parser.add_argument("--lock", help="default: <pins>.lock.json beside the pins file")
+    parser.add_argument("--dest", required=True)
+    parser.add_argument("--index", action="append", default=[], help="NAME=URL: read this index from URL")
+    parser.add_argument("--git", action="append", default=[], help="PREFIX=MIRROR: fetch git remotes from a mirror")
+    args = parser.parse_args(argv)
+    pins = load_pins(args.pins)
+    lock_path = args.lock or default_out(args.pins)
+    with open(lock_path) as handle:
+        lock = release_lock.load(handle.read(), lock_path)
+    indexes = dict(pins["indexes"], **dict(a.split("=", 1) for a in args.index))
+    git_prefixes = dict(a.split("=", 1) for a in args.git)
+    dest = os.path.abspath(args.dest)
+    os.makedirs(dest, exist_ok=True)
+    with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+        list(pool.map(lambda e: fetch_file(e, dest, indexes), lock["files"]))
+    write_pages(dest, lock)
+    bundles = bundle_sources(pins, dest, git_prefixes)
+    record = {"release": lock.get("release", ""), "lock": os.path.basename(lock_path),
+              "indexes": sorted(set(e["index"] for e in lock["files"])),
+              "files": dict(("%s/files/%s" % (e["index"], e["filename"]), e["sha256"]) for e in lock["files"]),
+              "git": dict((redact_url(k), v) for k, v in sorted(bundles.items()))}
+    with open(os.path.join(dest, "wheelhouse.json"), "w") as handle:
+        json.dump(record, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+    print("wheelhouse %s: %d files of %s, %d git bundles"
+          % (dest, len(lock["files"]), ", ".join(record["indexes"]), len(bundles)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
