@@ -39,9 +39,13 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         _validated, args = self.validate_argument_spec(argument_spec=run_log.WAIT_OPTIONS)
-        if args['poll'] < 1 or args['timeout'] < 1:
-            raise AnsibleActionFail('build_wait: poll and timeout are seconds, at least 1 (got poll=%s, timeout=%s)'
-                                    % (args['poll'], args['timeout']))
+        for option, setting, usual in (('timeout', 'source_build_timeout', 21600), ('poll', 'source_build_poll', 15)):
+            if args[option] < 1:
+                raise AnsibleActionFail('build_wait: %s=%d is not a number of seconds; give 1 or more (the source-build '
+                                        'role\'s %s, default %d)' % (option, args[option], setting, usual))
+        if not args['jid']:
+            raise AnsibleActionFail('build_wait: no async job id (jid is empty): the task that starts the build must run '
+                                    'with async and poll: 0 and be registered')
         node_args = dict((k, v) for k, v in args.items() if v is not None)
         label = '%s%s' % ('[%s] ' % args['stage'] if args['stage'] else '', args['step'] or self._task.name or MODULE)
         where = '%s: %s' % (task_vars.get('inventory_hostname', '?'), label)
