@@ -235,10 +235,21 @@ options:
     type: path
   log_path:
     description:
-      - File to which the command line and full output of every pip run are appended (not in check mode), with
-        pip's decisive debug lines and every retry. Created with mode C(0640) (its directory C(0750)); an existing
-        file loses any permission for others.
+      - File to which the command line and full output of every pip run are appended as pip prints them (not in
+        check mode), with pip's decisive debug lines, every retry and the exit status; a source build (O(wheel_dir))
+        runs C(pip wheel --verbose), so the build's own output (compiler lines) is there too, line by line while it
+        runs (C(tail -f)), and stays after success and failure alike. Credentials are redacted. Created with mode
+        C(0640) (its directory C(0750)); an existing file loses any permission for others.
+      - "Inside a run of the playbook (C(PRIMUS_TRAINENV_RUN) set), the file starts with C(### primus.trainenv run
+        <run id>); the first write of another run rotates it first: the file becomes C(<log_path>.1), C(.1) becomes
+        C(.2), and so on, O(log_keep) files in all. Without that variable the file is appended to."
     type: path
+  log_keep:
+    description:
+      - How many logs of O(log_path) are kept across runs, the current one included (C(<log_path>), C(<log_path>.1)
+        ... C(<log_path>.<log_keep - 1>)).
+    type: int
+    default: 5
   use_pip_config:
     description:
       - V(false) (default) runs pip with C(PIP_CONFIG_FILE=/dev/null) and without any inherited C(PIP_*)
@@ -545,7 +556,6 @@ import json
 import os
 import shlex
 import shutil
-import stat
 import tempfile
 import time
 
@@ -554,8 +564,9 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils import run_log
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
-    check_extra_args, check_pip_environment, install_args, pip_environ, uninstall_args, wheel_args)
+    check_extra_args, check_pip_environment, install_args, pip_environ, stream, uninstall_args, wheel_args)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.decide import (
     check_absent_request, decide_present, is_pattern, plan_absent)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure import advice, classify, compiler_error
@@ -574,8 +585,6 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements 
     RequirementError, check_name_entry, classify as classify_item, read_request, static_project_metadata)
 from ansible_collections.primus.trainenv.plugins.module_utils import release_lock
 
-LOG_MODE = 0o640
-LOG_DIR_MODE = 0o750
 WHEEL_DIR_MODE = 0o755
 MAX_RETRY_DELAY = 60.0
 # A dry-run that fails with one of these may only lack what earlier tasks would have installed.
@@ -607,6 +616,7 @@ class PipConstrained(object):
         self.pip_pythonpath = None
         self.debug_count = 0
         self.last_build = []   # the failed build's output, from pip's debug log
+        self.attempt_note = ''   # ' (attempt n of m)' in the log's command line of a retry
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -635,20 +645,26 @@ class PipConstrained(object):
         return env
 
     def run(self, args, pip=True):
-        kwargs = {'check_rc': False, 'expand_user_and_vars': False}
-        if pip and self.params['chdir']:
-            kwargs['cwd'] = self.params['chdir']
+        """Run a command; pip's output goes to log_path as it comes (a build can run for hours: tail -f shows it)."""
         if not pip:
-            return self.module.run_command(args, **kwargs)
-        env = self.pip_env()
-        saved = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(env)
+            return self.module.run_command(args, check_rc=False, expand_user_and_vars=False)
+        handle = self.open_log()
+        if handle is not None:
+            handle.write(self.redact.text('### %s pip_constrained%s: %s\n' % (
+                time.strftime('%Y-%m-%dT%H:%M:%S'), self.attempt_note, ' '.join(shlex.quote(a) for a in args))))
+            handle.flush()
+
+        def to_log(text):
+            handle.write(self.redact.text(text))
+            handle.flush()
         try:
-            rc, out, err = self.module.run_command(args, **kwargs)
+            rc, out, err = stream(args, self.pip_env(), self.params['chdir'] or None,
+                                  to_log if handle is not None else None)
+        except (IOError, OSError) as exc:
+            rc, out, err = 127, '', 'cannot run %s: %s\n' % (args[0], to_native(exc))
         finally:
-            os.environ.clear()
-            os.environ.update(saved)
+            if handle is not None:
+                handle.close()
         self.commands.append(list(args))
         self.last_cmd = list(args)
         self.last_output = '%s%s' % (out, err)
@@ -662,14 +678,16 @@ class PipConstrained(object):
             self.debug_count += 1
             debug_path = os.path.join(self.module.tmpdir, 'pip-debug-%d.log' % self.debug_count)
             args = make_args(debug_path)
+            self.attempt_note = ' (attempt %d of %d)' % (attempt, attempts) if attempt > 1 else ''
             rc, out, err = self.run(args)
             debug = _read_and_remove(debug_path)
             failure = None
-            self.last_build = []
+            build = build_output(debug)
+            self.last_build = build if rc != 0 else []
             if rc != 0:
                 failure = classify('%s\n%s' % (out, err), debug, self.index_host())
-                self.last_build = build_output(debug)
-            self.log(args, rc, out, err, debug_lines(debug), attempt, attempts, self.last_build)
+            # The build's own output is on pip's console with --verbose (pip wheel); else only in its debug log.
+            self.log_end(rc, debug_lines(debug), build if build and build[-1] not in out + err else ())
             if failure is None or not failure.transient or attempt == attempts:
                 if failure is not None:
                     failure.attempts = attempt
@@ -688,40 +706,33 @@ class PipConstrained(object):
         return netloc.rsplit('@', 1)[-1] or None
 
     def open_log(self):
+        """log_path opened for appending (None in check mode or without one); the first write of a run rotates it."""
         path = self.params['log_path']
         if not path or self.module.check_mode:
             return None
-        parent = os.path.dirname(path)
-        if parent and not os.path.isdir(parent):
-            os.makedirs(parent)
-            os.chmod(parent, LOG_DIR_MODE)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, LOG_MODE)
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o007 or mode & 0o020:
-            os.fchmod(fd, mode & LOG_MODE)
-        return os.fdopen(fd, 'a')
+        try:
+            return run_log.open_log(path, os.environ.get(run_log.RUN_ENV), self.params['log_keep'])
+        except (IOError, OSError) as exc:
+            self.module.warn('cannot append to log_path %s: %s' % (path, to_native(exc)))
+            return None
 
     def log_line(self, text):
         self.append_log(text if text.endswith('\n') else text + '\n')
 
     def append_log(self, text):
+        handle = self.open_log()
+        if handle is None:
+            return
         try:
-            handle = self.open_log()
-            if handle is None:
-                return
             with handle:
                 handle.write(self.redact.text(text))
         except (IOError, OSError) as exc:
             self.module.warn('cannot append to log_path %s: %s' % (self.params['log_path'], to_native(exc)))
 
-    def log(self, args, rc, out, err, debug=(), attempt=1, attempts=1, build=()):
-        command = ' '.join(shlex.quote(a) for a in args)
-        retry = ' (attempt %d of %d)' % (attempt, attempts) if attempt > 1 else ''
-        lines = ['### %s pip_constrained%s: %s\n' % (time.strftime('%Y-%m-%dT%H:%M:%S'), retry, command), out or '']
-        if err:
-            lines.append(err if err.endswith('\n') else err + '\n')
-        for line in debug:
-            lines.append('pip debug: %s\n' % line)
+    def log_end(self, rc, debug=(), build=()):
+        """What follows pip's streamed output in the log: pip's decisive debug lines, the build's output when the
+        console did not show it, the exit status."""
+        lines = ['pip debug: %s\n' % line for line in debug]
         if build:
             lines.append('### the build\'s output (from pip\'s debug log; the console says "See above"):\n')
             lines.append(''.join('%s\n' % line for line in build))
@@ -1117,7 +1128,7 @@ class PipConstrained(object):
             self.exit(diff=diff_lines(before, after))
         args = uninstall_args(self.python, [d.name for d in remove])
         rc, out, err = self.run(args)
-        self.log(args, rc, out, err)
+        self.log_end(rc)
         if rc != 0:
             self.fail_pip('pip uninstall', rc, out, err)
         self.finish()
@@ -1287,6 +1298,9 @@ class PipConstrained(object):
 
     def check_inputs(self):
         params = self.params
+        if params['log_keep'] < 1:
+            self.fail('log_keep: %d is not a number of logs to keep; give 1 or more (in playbooks/primus.yml: '
+                      'primus_logs_keep, default %d)' % (params['log_keep'], run_log.DEFAULT_KEEP), failure='bad_request')
         try:
             check_extra_args(params['extra_args'])
             check_pip_environment(self.pip_env(), params['environment'], params['use_pip_config'])
@@ -1426,6 +1440,7 @@ def main():
             locked_hashes=dict(type='dict', default={}),
             lock_record=dict(type='path'),
             log_path=dict(type='path'),
+            log_keep=dict(type='int', default=run_log.DEFAULT_KEEP),
             use_pip_config=dict(type='bool', default=False),
             extra_args=dict(type='list', elements='str', default=[]),
             retries=dict(type='int', default=3),

@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import selectors
+import subprocess
 
 # Flags on every pip call: never prompt, no self-update nag, no progress bars in logs.
 COMMON_FLAGS = ['--disable-pip-version-check', '--no-input', '--no-color', '--progress-bar', 'off']
@@ -228,7 +230,8 @@ def wheel_args(python, params, src, wheel_dir, log_path=None):
     Builds with the task's indexes (for an isolated build's requirements), constraints, --pre and
     --no-build-isolation; never installs. no_deps, requirements and state do not apply to a build.
     """
-    args = [python, '-m', 'pip', 'wheel'] + COMMON_FLAGS + ['--retries', '0']
+    # --verbose: pip prints the build's own output (compiler lines) as it comes, for the live log.
+    args = [python, '-m', 'pip', 'wheel'] + COMMON_FLAGS + ['--retries', '0', '--verbose']
     if log_path:
         args.append('--log=%s' % log_path)
     args += ['--no-deps', '--wheel-dir=%s' % wheel_dir]
@@ -245,3 +248,38 @@ def wheel_args(python, params, src, wheel_dir, log_path=None):
 
 def uninstall_args(python, names):
     return [python, '-m', 'pip', 'uninstall', '--yes'] + COMMON_FLAGS[:3] + ['--'] + list(names)
+
+
+def stream(args, env, cwd=None, on_output=None):
+    """Run args, handing each piece of its stdout and stderr to on_output(text) as it comes (whole lines while the
+    process runs, the rest at its end). Returns (rc, stdout, stderr).
+
+    The process stays in the caller's process group, so a job that is stopped (an async task's time limit kills its
+    group) stops the build with it. PYTHONUNBUFFERED makes pip and the build's own Python print line by line.
+    """
+    env = dict(env, PYTHONUNBUFFERED='1')
+    # Not AnsibleModule.run_command: it hands the output over only when the command has ended, and a build's log must
+    # grow while the build runs.
+    proc = subprocess.Popen(  # pylint: disable=ansible-bad-function
+        args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True)
+    chunks = {proc.stdout: [], proc.stderr: []}
+    pending = {proc.stdout: b'', proc.stderr: b''}
+    with selectors.DefaultSelector() as selector:
+        for pipe in chunks:
+            selector.register(pipe, selectors.EVENT_READ)
+        while selector.get_map():
+            for key, _events in selector.select():
+                data = os.read(key.fd, 65536)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    data, pending[key.fileobj] = pending[key.fileobj], b''
+                else:
+                    chunks[key.fileobj].append(data)
+                    data = pending[key.fileobj] + data
+                    cut = data.rfind(b'\n') + 1
+                    data, pending[key.fileobj] = data[:cut], data[cut:]
+                if data and on_output is not None:
+                    on_output(data.decode('utf-8', 'replace'))
+    rc = proc.wait()
+    return (rc, b''.join(chunks[proc.stdout]).decode('utf-8', 'replace'),
+            b''.join(chunks[proc.stderr]).decode('utf-8', 'replace'))

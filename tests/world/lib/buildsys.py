@@ -40,7 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def hold():
     """Test hook: the first build of this tree waits while ../.world-hold-<tree> exists, its pid in
-    ../.world-holding-<tree>, so a test can interrupt a run in the middle of a build."""
+    ../.world-holding-<tree>, so a test can interrupt a run in the middle of a build, or make it as long as
+    it likes. While it waits it prints a line every 2 seconds, as a long compile does."""
     parent, tree = os.path.split(HERE)
     hold_file = os.path.join(parent, ".world-hold-" + tree)
     holding = os.path.join(parent, ".world-holding-" + tree)
@@ -48,9 +49,13 @@ def hold():
         return
     with open(holding, "w") as handle:
         handle.write("%%d\\n" %% os.getpid())
-    deadline = time.time() + 900
-    while os.path.exists(hold_file) and time.time() < deadline:
+    start = time.time()
+    beat = start
+    while os.path.exists(hold_file) and time.time() < start + 900:
         time.sleep(0.2)
+        if time.time() - beat >= 2:
+            beat = time.time()
+            print("world: %%s held for %%d s (a long compile)" %% (WORLD["name"], beat - start), flush=True)
 
 
 hold()

@@ -103,7 +103,7 @@ def test_wheel_args_build_src_alone_with_the_tasks_indexes_constraints_and_isola
                state="forcereinstall", extra_args=["--no-cache-dir"])
     assert wheel_args(PY, p, "/src/turbo", "/base/wheels/.pip-wheel-x", log_path="/t/d.log") == [
         PY, "-m", "pip", "wheel"] + COMMON + [
-        "--retries", "0", "--log=/t/d.log", "--no-deps", "--wheel-dir=/base/wheels/.pip-wheel-x",
+        "--retries", "0", "--verbose", "--log=/t/d.log", "--no-deps", "--wheel-dir=/base/wheels/.pip-wheel-x",
         "--index-url=https://u:tok@rocm/whl", "--extra-index-url=https://a", "--find-links=/w", "--no-index", "--pre",
         "--no-build-isolation", "--constraint=/c1", "--constraint=/c2", "--no-cache-dir", "--", "/src/turbo"]
     # requirements and --force-reinstall are install options: a build of src never carries them.

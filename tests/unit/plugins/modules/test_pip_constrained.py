@@ -140,6 +140,21 @@ def run_module(monkeypatch, venv, tmp_path, check_mode=False, diff=False, **args
     monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
     monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, a, **kw: venv.run_command(a, **kw))
+
+    def stream(argv, env, cwd=None, on_output=None):
+        """pip runs through command.stream (its output to the log as it comes): the fake sees pip's environment."""
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(env)
+        try:
+            rc, out, err = venv.run_command(argv, expand_user_and_vars=False, cwd=cwd)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        if on_output is not None:
+            on_output(out + err)
+        return rc, out, err
+    monkeypatch.setattr(pip_constrained, "stream", stream)
     monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, w: self.__dict__.setdefault("_warnings", []).append(w))
     with patch_module_args(args):
         with pytest.raises(Exit) as info:

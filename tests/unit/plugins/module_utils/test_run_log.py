@@ -1,0 +1,90 @@
+"""The stage logs: rotation per run, the live stream of a command, the progress line of a build and its schedule."""
+import itertools
+import json
+import os
+import stat
+import sys
+import time
+
+from ansible_collections.primus.trainenv.plugins.module_utils import run_log
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import stream
+from ansible_collections.primus.trainenv.plugins.modules.build_wait import estimate
+
+
+def write(handle, text):
+    with handle:
+        handle.write(text)
+
+
+def test_a_new_run_rotates_the_log_and_keeps_the_last_few(tmp_path):
+    log = str(tmp_path / "logs" / "te.log")
+    for run in range(1, 8):
+        write(run_log.open_log(log, "run%d" % run, keep=3), "output of run %d\n" % run)
+        write(run_log.open_log(log, "run%d" % run, keep=3), "more of run %d\n" % run)   # same run: appended
+    assert sorted(os.listdir(str(tmp_path / "logs"))) == ["te.log", "te.log.1", "te.log.2"]
+    for name, run in (("te.log", 7), ("te.log.1", 6), ("te.log.2", 5)):
+        with open(str(tmp_path / "logs" / name)) as handle:
+            assert handle.read() == "### primus.trainenv run run%d\noutput of run %d\nmore of run %d\n" % (run, run, run)
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(str(tmp_path / "logs")).st_mode) == 0o750
+
+
+def test_a_log_without_a_run_header_is_kept_and_without_a_run_id_nothing_rotates(tmp_path):
+    log = str(tmp_path / "pip.log")
+    write(run_log.open_log(log), "by hand\n")
+    write(run_log.open_log(log), "again\n")
+    assert os.listdir(str(tmp_path)) == ["pip.log"]
+    write(run_log.open_log(log, "abc", keep=2), "a run\n")
+    with open(log + ".1") as handle:
+        assert handle.read() == "by hand\nagain\n"
+    write(run_log.open_log(log, "abc", keep=1), "same run\n")   # keep=1: this run's file only
+    assert sorted(os.listdir(str(tmp_path))) == ["pip.log", "pip.log.1"]
+    write(run_log.open_log(log, "def", keep=1), "next run\n")
+    with open(log) as handle:
+        assert handle.read() == "### primus.trainenv run def\nnext run\n"
+    assert not os.path.exists(log + ".2")
+
+
+def test_the_stream_hands_over_lines_as_they_come():
+    seen = []
+    script = "import sys, time\nprint('one')\ntime.sleep(0.6)\nprint('two')\nprint('oops', file=sys.stderr)\n" \
+             "sys.stdout.write('no newline')\nsys.exit(3)\n"
+    start = time.monotonic()
+    rc, out, err = stream([sys.executable, "-c", script], dict(os.environ), None,
+                          lambda text: seen.append((round(time.monotonic() - start, 1), text)))
+    assert (rc, out, err) == (3, "one\ntwo\nno newline", "oops\n")
+    assert seen[0][1] == "one\n" and seen[0][0] < 0.5, seen   # before the command ended
+    assert "".join(text for _t, text in seen if "oops" not in text) == out
+
+
+def test_the_polls_come_quickly_first_then_every_poll_seconds():
+    assert list(itertools.islice(run_log.poll_delays(15), 7)) == [1, 2, 4, 8, 15, 15, 15]
+    assert list(itertools.islice(run_log.poll_delays(3), 6)) == [1, 2, 3, 3, 3, 3]
+
+
+def test_the_progress_line_names_stage_step_elapsed_estimate_log_and_last_line():
+    line = run_log.progress_line("node1: [te] Build the wheel - te", 125.4, 2465, "/b/logs/te.log", "[ 41%] Building")
+    assert line == ("node1: [te] Build the wheel - te - 2m 05s elapsed (last build 41m 05s) - log /b/logs/te.log - "
+                    "[ 41%] Building")
+    assert run_log.progress_line("n: x", 7, None, "/l", "") == "n: x - 7s elapsed - log /l"
+    assert run_log.duration(3725) == "1h 02m 05s"
+
+
+def test_the_last_line_of_a_log(tmp_path):
+    log = tmp_path / "te.log"
+    assert run_log.last_line(str(log)) == (None, "")
+    log.write_text("a\n  compiling x.cpp  \n\n")
+    assert run_log.last_line(str(log)) == (len("a\n  compiling x.cpp  \n\n"), "compiling x.cpp")
+
+
+def test_the_estimate_is_the_stamps_last_build(tmp_path):
+    stamp = tmp_path / "te.json"
+    assert estimate(str(stamp)) is None
+    stamp.write_text(json.dumps({"outputs": {"built": True, "build_seconds": "851.3", "seconds": 900}}))
+    assert estimate(str(stamp)) == 851.3
+    stamp.write_text(json.dumps({"outputs": {"built": True, "seconds": 900}}))   # a stamp of before build_seconds
+    assert estimate(str(stamp)) == 900
+    stamp.write_text(json.dumps({"outputs": {"built": False, "build_seconds": 0, "seconds": 12}}))   # from the cache
+    assert estimate(str(stamp)) is None
+    stamp.write_text("{not json")
+    assert estimate(str(stamp)) is None
