@@ -217,8 +217,9 @@ environment:
 private_dirs:
   description:
     - For each directory of O(private_dirs) - C(path) (with C({user}) replaced), C(exists), C(owner) (user
-      name, empty when it does not exist), C(mode) (octal permission bits, empty when it does not exist) and C(problem) - why it must not be adopted (another user's directory, one
-      others can write, a symlink, not a directory), or empty.
+      name, empty when it does not exist), C(mode) (octal permission bits, empty when it does not exist) and
+      C(problem) - why it must not be adopted (another user's directory, one others can write, a symlink, not a
+      directory), or empty.
   returned: always
   type: dict
   sample: {"cache": {"path": "/tmp/primus-cache-trainer", "exists": true, "owner": "mallory", "mode": "0755",
