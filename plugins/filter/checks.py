@@ -11,7 +11,10 @@ The logic of preflight_problems is plugins/plugin_utils/preflight_checks.py.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import signal
+
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.primus.trainenv.plugins.plugin_utils import preflight_checks
@@ -31,24 +34,46 @@ def _last(lines):
     return lines[-1].strip() if lines else ''
 
 
+def _run_results(run, checks, done):
+    """The per-check results of the one command that ran each check in its own process (its stdout: a JSON list of
+    {name, rc, stdout, stderr}); when that command itself failed, every check it was to run fails with its error."""
+    try:
+        results = json.loads(run.get('stdout') or '') if run.get('rc') == 0 else None
+    except ValueError:
+        results = None
+    if isinstance(results, list) and all(isinstance(r, Mapping) for r in results):
+        return results
+    why = (_last((run.get('stderr') or '').splitlines()) or run.get('msg')
+           or ('it printed no results' if run.get('rc') == 0 else 'exit status %s' % run.get('rc')))
+    return [{'name': c.get('name'), 'rc': run.get('rc') if run.get('rc') else 1,
+             'stderr': 'the checks could not be run: %s' % why}
+            for c in checks or [] if c.get('stage') in (done or [])]
+
+
 def check_results(results, checks, done, reasons=None):
     """verify's verdict of each check: {name, stage, status (ok | failed | not built), detail}.
 
-    results: the registered results of the checks that ran (a loop over ``checks``, each item a check with name, stage
-    and optionally stderr_forbids: text on stderr that fails a check that exited 0); checks: every check; done: the
-    stages done on the base; reasons: {stage: {reason}} of the stages that are not."""
+    results: the registered results of the checks that ran - a loop over ``checks`` (each item a check with name,
+    stage and optionally stderr_forbids: text on stderr that fails a check that exited 0), or the registered result
+    of one command that ran each check in its own process and printed [{name, rc, stdout, stderr}] as JSON; checks:
+    every check; done: the stages done on the base; reasons: {stage: {reason}} of the stages that are not."""
+    if isinstance(results, Mapping):
+        results = _run_results(results, checks, done)
+    named = dict((c.get('name'), c) for c in checks or [])
     out = []
     for result in results or []:
-        check = result.get('item') or {}
+        check = result.get('item') or named.get(result.get('name')) or {}
         forbids = check.get('stderr_forbids') or ''
         forbidden = bool(forbids) and forbids in (result.get('stderr') or '')
         rc = result.get('rc')
+        stdout_lines = result.get('stdout_lines', (result.get('stdout') or '').splitlines())
+        stderr_lines = result.get('stderr_lines', (result.get('stderr') or '').splitlines())
         if rc == 0 and not forbidden:
-            status, detail = 'ok', _last(result.get('stdout_lines'))
+            status, detail = 'ok', _last(stdout_lines)
         elif rc == 0:
             status, detail = 'failed', 'stderr says: ' + forbids
         else:
-            status, detail = 'failed', _last(result.get('stderr_lines')) or 'exit status %s' % rc
+            status, detail = 'failed', _last(stderr_lines) or 'exit status %s' % rc
         out.append({'name': check.get('name'), 'stage': check.get('stage'), 'status': status, 'detail': detail})
     for check in checks or []:
         if check.get('stage') in (done or []):

@@ -47,6 +47,22 @@ def stage_outputs_missing(stamps, own, installed):
         raise AnsibleFilterError('stage_outputs_missing: %s' % exc)
 
 
+def stage_settled(status, run, pip, venv, busy=None):
+    """The stages of this run that are done with nothing else to do (module_utils.stage_state.settled)."""
+    try:
+        return stage_state.settled(status, run, pip, venv, busy)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('stage_settled: %s' % exc)
+
+
+def files_to_write(expected, found, mode='0644'):
+    """The paths whose content or mode would change if written (module_utils.stage_state.files_to_write)."""
+    try:
+        return stage_state.files_to_write(expected, found, mode)
+    except stage_state.StageError as exc:
+        raise AnsibleFilterError('files_to_write: %s' % exc)
+
+
 class FilterModule(object):
     """primus.trainenv stage filters."""
 
@@ -56,4 +72,6 @@ class FilterModule(object):
             'stage_key_id': stage_key_id,
             'stage_status': stage_status,
             'stage_outputs_missing': stage_outputs_missing,
+            'stage_settled': stage_settled,
+            'files_to_write': files_to_write,
         }

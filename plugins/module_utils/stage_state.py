@@ -311,6 +311,41 @@ def stage_status(stamps, keys, requires, unavailable=None):
     return status
 
 
+def settled(status, run, pip, venv, busy=None):
+    """The stages of this run that are done and have nothing else to do: the playbook skips each one's include as a
+    block (one skipped task, none of the stage role's tasks, no round trip to the node).
+
+    status: stage_status's verdicts; run: this run's stages, in order; pip: the stages that run pip; venv: node_info's
+    look at the venv (the first pip stage of the run removes a killed pip's debris, so it is not settled while there
+    is any); busy: {stage: why it has work although it is done} (a generated file to rewrite, data to fetch...).
+    A stage that is not done, or whose stamp key differs, is never settled: it runs."""
+    if not isinstance(status, Mapping):
+        raise StageError('the stage status must be a mapping of stage: verdict')
+    busy = busy or {}
+    if not isinstance(busy, Mapping):
+        raise StageError('the busy stages must be a mapping of stage: reason')
+    venv = venv or {}
+    first_pip = [name for name in run or [] if name in (pip or [])][:1]
+    debris = bool(venv.get('debris')) and venv.get('kind') in ('ready', 'adoptable')
+    return [name for name in run or []
+            if (status.get(name) or {}).get('done') is True and not busy.get(name)
+            and not (debris and [name] == first_pip)]
+
+
+def files_to_write(expected, found, mode='0644'):
+    """The paths of ``expected`` ({path: content}) that writing them would change: node_info's look at each (``found``,
+    {path: {kind, mode, sha256}}) shows another content or mode, or no regular file (or the path was not looked at)."""
+    if not isinstance(expected, Mapping) or not isinstance(found, Mapping):
+        raise StageError('files_to_write needs {path: content} and node_info\'s files {path: {kind, mode, sha256}}')
+    out = []
+    for path, content in expected.items():
+        have = found.get(path) or {}
+        digest = hashlib.sha256(str(content).encode('utf-8')).hexdigest()
+        if have.get('kind') != 'file' or have.get('mode') != mode or have.get('sha256') != digest:
+            out.append(path)
+    return out
+
+
 def _join(names):
     names = list(names)
     if len(names) <= 1:

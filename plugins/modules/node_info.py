@@ -28,6 +28,8 @@ description:
     must not be touched - and lists pip's debris of a killed install in its site-packages.
   - With O(state_dir), reads every stage stamp C(<state_dir>/<stage>.json) (RV(stamps)).
   - Looks at each directory of O(private_dirs) - whether another user owns it or others can write it.
+  - Looks at each path of O(files) (kind, mode and, for a regular file, the sha256 of its content) and lists the
+    matches of each pattern of O(globs).
   - One module run instead of a fact gathering, a stat and several commands - every task costs a round trip, and a
     converged run should take seconds. No builtin gives the free space of a path that does not exist yet without
     gathering every mount of the node.
@@ -70,6 +72,18 @@ options:
       - Each is looked at without following a symlink and without creating anything; see RV(private_dirs).
     type: dict
     default: {}
+  files:
+    description:
+      - Paths to look at without following a symlink (RV(files)) - for example the generated files of a base, whose
+        content the caller compares with what it would write, so that a run with nothing to change writes nothing.
+    type: list
+    elements: str
+    default: []
+  globs:
+    description: Shell patterns (C(*), C(?), C([...])) to list the matches of (RV(globs)), for example downloaded data.
+    type: list
+    elements: str
+    default: []
 '''
 
 EXAMPLES = r'''
@@ -203,11 +217,12 @@ environment:
 private_dirs:
   description:
     - For each directory of O(private_dirs) - C(path) (with C({user}) replaced), C(exists), C(owner) (user
-      name, empty when it does not exist) and C(problem) - why it must not be adopted (another user's directory, one
-      others can write, a symlink, not a directory), or empty.
+      name, empty when it does not exist), C(mode) (octal permission bits, empty when it does not exist) and
+      C(problem) - why it must not be adopted (another user's directory, one others can write, a symlink, not a
+      directory), or empty.
   returned: always
   type: dict
-  sample: {"cache": {"path": "/tmp/primus-cache-trainer", "exists": true, "owner": "mallory",
+  sample: {"cache": {"path": "/tmp/primus-cache-trainer", "exists": true, "owner": "mallory", "mode": "0755",
            "problem": "is owned by mallory (uid 1001), not by you"}}
 commands:
   description: The commands of O(commands) found on C(PATH), with their paths.
@@ -235,6 +250,19 @@ lock:
   returned: always
   type: dict
   sample: {"run_id": "1a2b3c4d5e6f", "user": "trainer", "controller_host": "login1", "controller_pid": 4242}
+files:
+  description:
+    - For each path of O(files), as given - C(exists), C(kind) (V(file), V(dir), V(link), V(other) or empty when
+      absent), C(mode) (octal permission bits, for example V(0644); empty when absent) and C(sha256) (of a regular
+      file's content up to 16 MiB; empty otherwise or when it cannot be read).
+  returned: always
+  type: dict
+  sample: {"/home/trainer/envs/primus-env/env.sh": {"exists": true, "kind": "file", "mode": "0644", "sha256": "9f86d0..."}}
+globs:
+  description: For each pattern of O(globs), its matches, sorted (none when nothing matches).
+  returned: always
+  type: dict
+  sample: {"/home/trainer/envs/primus-env/nltk_data/*/punkt_tab.zip": ["/home/trainer/envs/primus-env/nltk_data/tokenizers/punkt_tab.zip"]}
 stamps:
   description:
     - Each stage stamp of O(state_dir), by stage - the stamp's fields (C(format), C(stage), C(release), C(key),
@@ -245,6 +273,8 @@ stamps:
 '''
 
 import errno
+import glob
+import hashlib
 import os
 import pwd
 import re
@@ -385,7 +415,7 @@ def interpreter_version(module, path, user):
 
 def look_at_private_dir(path, user, uid):
     path = path.replace('{user}', user)
-    result = {'path': path, 'exists': False, 'owner': '', 'problem': ''}
+    result = {'path': path, 'exists': False, 'owner': '', 'mode': '', 'problem': ''}
     if not path.startswith('/'):
         return result   # preflight explains a relative path
     try:
@@ -394,8 +424,34 @@ def look_at_private_dir(path, user, uid):
         if exc.errno != errno.ENOENT:
             result['problem'] = 'cannot be looked at: %s' % os_error_words(exc, user)
         return result
-    result.update(exists=True, owner=user_name(lst.st_uid))
+    result.update(exists=True, owner=user_name(lst.st_uid), mode='%04o' % stat.S_IMODE(lst.st_mode))
     result['problem'] = private_dir_problem(lst, uid, user_name)
+    return result
+
+
+# Larger files are not hashed (the generated files of a base are a few KiB).
+HASH_LIMIT = 16 * 1024 * 1024
+
+
+def look_at_file(path):
+    """{exists, kind, mode, sha256} of a path, without following a symlink."""
+    result = {'exists': False, 'kind': '', 'mode': '', 'sha256': ''}
+    try:
+        lst = os.lstat(path)
+    except (OSError, ValueError):
+        return result
+    kinds = ((stat.S_ISREG, 'file'), (stat.S_ISDIR, 'dir'), (stat.S_ISLNK, 'link'))
+    kind = [name for test, name in kinds if test(lst.st_mode)][:1]
+    result.update(exists=True, kind=(kind or ['other'])[0], mode='%04o' % stat.S_IMODE(lst.st_mode))
+    if result['kind'] == 'file' and lst.st_size <= HASH_LIMIT:
+        digest = hashlib.sha256()
+        try:
+            with open(path, 'rb') as handle:
+                for block in iter(lambda: handle.read(1024 * 1024), b''):
+                    digest.update(block)
+        except (IOError, OSError):
+            return result
+        result['sha256'] = digest.hexdigest()
     return result
 
 
@@ -458,6 +514,8 @@ def main():
             venv=dict(type='str', default=''),
             state_dir=dict(type='str', default=''),
             private_dirs=dict(type='dict', default={}),
+            files=dict(type='list', elements='str', default=[]),
+            globs=dict(type='list', elements='str', default=[]),
         ),
         supports_check_mode=True,
     )
@@ -474,6 +532,8 @@ def main():
         environment=dict((name, os.environ.get(name, ''))
                          for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT', 'NLTK_DATA')),
         hostname=socket.gethostname(), os=os_release(),
+        files=dict((p, look_at_file(p)) for p in module.params['files'] if p),
+        globs=dict((p, sorted(glob.glob(p))) for p in module.params['globs'] if p),
     )
     found = [(c, module.get_bin_path(c)) for c in module.params['commands']]
     node['commands'] = dict((c, where) for c, where in found if where)

@@ -196,13 +196,14 @@ def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, t
                               % (base, target.user, here, first.proc.pid, here)), message
     assert "since %s" % holder["since"] in message and "kill %d" % first.proc.pid in message
     # Before any work: the refusal comes right after the core role's look at the node, which read the first run's
-    # lock record; before it only the hosts play (skipped here) and the core role's argument and settings checks
-    # ran, nothing changed, and nothing ran after it - no lock taken or released, no stage started.
+    # lock record; before it only the hosts play (skipped here), the core role's argument and settings checks and the
+    # pins (read on the controller) ran, nothing changed, and nothing ran after it - no lock taken or released, no stage started.
     before = second.results[:second.results.index(refused)]
     spec = "Validating arguments against arg spec"   # the core role's argument check, which Ansible adds
     assert [(spec if spec in r["task"] else r["task"].split(" : ")[-1], r["status"]) for r in before] == [
         ("Build on localhost - no inventory was given", "skipped"), ("Stop - the inventory holds no host", "skipped"),
         (spec, "ok"), ("Check the directory and interpreter settings, decide the stages of this run", "ok"),
+        ("Load the release pins", "ok"), ("Check the pins file describes a release", "ok"),
         ("Look at the node - user, PRIMUS_BASE, interpreters, build tools, build and cache directories", "ok")], \
         [(r["task"], r["status"]) for r in before]
     assert before[-1]["result"]["lock"]["run_id"] == holder["run_id"], before[-1]["result"]["lock"]

@@ -49,6 +49,8 @@ def test_the_playbook_has_one_include_per_registry_stage_in_its_order():
         assert task['tags'] == want, stage
         include = task['ansible.builtin.include_role']
         assert include['apply']['tags'] == [stage], stage
+        # A stage done with nothing else to do is skipped as a whole (preflight's settled stages).
+        assert task['when'] == "'%s' not in preflight_stages.settled" % stage, stage
         role = include['name'].split('.')[-1]
         if role == 'source_build':
             # The build role is the stage of a component built from the pins' sources alone.

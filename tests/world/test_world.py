@@ -617,6 +617,21 @@ def test_upstream_triton_import_crashes(venv):
     assert proc.returncode == -signal.SIGSEGV
 
 
+def test_platformdirs_standin_serves_pkg_resources_and_the_xdg_api(venv, tmp_path):
+    """setuptools' pkg_resources imports the installed platformdirs before its vendored copy (upstream's
+    `setup.py install` path and every pkg_resources user): the stand-in answers as the real one does on Unix."""
+    venv.pip("install", "--quiet", "--no-deps", "setuptools==81.0.0", "platformdirs==4.14.9")
+    code = ("import warnings; warnings.simplefilter('ignore'); import pkg_resources, platformdirs, pathlib; "
+            "assert pkg_resources.__file__ and platformdirs.__file__.startswith(%r); "
+            "print(platformdirs.user_cache_dir('pip'), platformdirs.user_config_path('a', version='1'), "
+            "platformdirs.PlatformDirs('b').user_log_dir, platformdirs.site_config_dir('c', multipath=True))"
+            % venv.site)
+    proc = venv.py(code, env=venv.env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+                                      XDG_CONFIG_DIRS="/etc/xdg:/opt/xdg"))
+    assert proc.stdout.split() == [str(tmp_path / ".cache" / "pip"), str(tmp_path / "cfg" / "a" / "1"),
+                                   str(tmp_path / ".local" / "state" / "b" / "log"), "/etc/xdg/c:/opt/xdg/c"]
+
+
 def test_flydsl_030_has_no_expr_vector(venv):
     check = "from flydsl.expr import vector"
     for version, ok in (("0.3.0", False), ("0.2.4", True), ("0.1.7", True)):

@@ -220,6 +220,115 @@ from zipfile import Path  # noqa: F401
 __version__ = "%(version)s"
 '''
 
+PLATFORMDIRS = '''\
+\"\"\"Stand-in for platformdirs %(version)s: its Unix (XDG) API, which real callers import - setuptools'
+pkg_resources (`from platformdirs import user_cache_dir`), pip, virtualenv, black ... - with the same answers.\"\"\"
+import os
+from pathlib import Path
+
+__version__ = "%(version)s"
+__version_info__ = tuple(int(part) for part in __version__.split(".")[:3] if part.isdigit())
+
+
+def _env(name, default):
+    value = os.environ.get(name, "").strip()
+    return value or os.path.expanduser(default)
+
+
+class PlatformDirs(object):
+    \"\"\"The directories of an application on Unix, as the XDG base directory specification places them.\"\"\"
+
+    def __init__(self, appname=None, appauthor=None, version=None, roaming=False, multipath=False, opinion=True,
+                 ensure_exists=False):
+        self.appname = appname
+        self.appauthor = appauthor
+        self.version = version
+        self.roaming = roaming
+        self.multipath = multipath
+        self.opinion = opinion
+        self.ensure_exists = ensure_exists
+
+    def _append(self, base):
+        parts = [base]
+        if self.appname:
+            parts.append(self.appname)
+            if self.version:
+                parts.append(self.version)
+        path = os.path.join(*parts)
+        if self.ensure_exists:
+            os.makedirs(path, exist_ok=True)
+        return path
+
+    def _first_or_all(self, value):
+        paths = [self._append(p) for p in value.split(os.pathsep) if p]
+        return os.pathsep.join(paths) if self.multipath else paths[0]
+
+    @property
+    def user_data_dir(self):
+        return self._append(_env("XDG_DATA_HOME", "~/.local/share"))
+
+    @property
+    def user_config_dir(self):
+        return self._append(_env("XDG_CONFIG_HOME", "~/.config"))
+
+    @property
+    def user_cache_dir(self):
+        return self._append(_env("XDG_CACHE_HOME", "~/.cache"))
+
+    @property
+    def user_state_dir(self):
+        return self._append(_env("XDG_STATE_HOME", "~/.local/state"))
+
+    @property
+    def user_log_dir(self):
+        path = self.user_state_dir
+        if self.opinion:
+            path = os.path.join(path, "log")
+            if self.ensure_exists:
+                os.makedirs(path, exist_ok=True)
+        return path
+
+    @property
+    def user_runtime_dir(self):
+        return self._append(_env("XDG_RUNTIME_DIR", "/run/user/%%d" %% os.getuid()))
+
+    @property
+    def site_data_dir(self):
+        return self._first_or_all(_env("XDG_DATA_DIRS", "/usr/local/share" + os.pathsep + "/usr/share"))
+
+    @property
+    def site_config_dir(self):
+        return self._first_or_all(_env("XDG_CONFIG_DIRS", "/etc/xdg"))
+
+    @property
+    def site_cache_dir(self):
+        return self._append("/var/cache")
+
+    def __getattr__(self, name):
+        # user_cache_path, site_data_path ...: the same directory as a pathlib.Path.
+        if name.endswith("_path"):
+            return Path(getattr(self, name[:-len("_path")] + "_dir"))
+        raise AttributeError(name)
+
+
+AppDirs = PlatformDirs
+Unix = PlatformDirs
+
+
+def _function(kind):
+    def directory(appname=None, appauthor=None, version=None, roaming=False, multipath=False, opinion=True,
+                  ensure_exists=False):
+        return getattr(PlatformDirs(appname, appauthor, version, roaming, multipath, opinion, ensure_exists), kind)
+    directory.__name__ = kind
+    return directory
+
+
+for _kind in ("user_data", "user_config", "user_cache", "user_state", "user_log", "user_runtime", "site_data",
+              "site_config", "site_cache"):
+    globals()[_kind + "_dir"] = _function(_kind + "_dir")
+    globals()[_kind + "_path"] = _function(_kind + "_path")
+'''
+
 TYPEGUARD = '''\
 """Stand-in for typeguard %(version)s: checks nothing."""
 __version__ = "%(version)s"

@@ -282,6 +282,7 @@ def _behaviours(libz3, cuda_of):
         "importlib-metadata": _files("importlib_metadata/__init__.py", modules.IMPORTLIB_METADATA,
                                      "importlib-metadata"),
         "zipp": _files("zipp/__init__.py", modules.ZIPP, "zipp"),
+        "platformdirs": _files("platformdirs/__init__.py", modules.PLATFORMDIRS, "platformdirs"),
         "cmake": _script("cmake", "cmake version %(version)s (stand-in)"),
         "ninja": _script("ninja", "%(v3)s.git.kitware.jobserver-1"),
         "patchelf": _script("patchelf", "patchelf %(v3)s"),

@@ -292,3 +292,71 @@ def test_a_bad_registry_is_refused_naming_the_entry(entries, message):
     with pytest.raises(stage_state.StageError) as err:
         stage_state.registry(entries)
     assert message in str(err.value)
+
+
+# --- settled stages (skipped as a whole by the playbook) ----------------------------------------
+
+def test_only_done_stages_with_nothing_to_do_are_settled():
+    stamps = {'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', TORCH_KEY)}
+    status = stage_state.stage_status(stamps, KEYS, REQUIRES)
+    venv = {'kind': 'ready', 'debris': []}
+    assert stage_state.settled(status, ['venv', 'torch', 'te'], PIP, venv) == ['venv', 'torch']
+    # A stage with work although done (a generated file to rewrite, say) runs.
+    assert stage_state.settled(status, ['venv', 'torch'], PIP, venv, {'torch': 'env.sh differs', 'venv': ''}) == ['venv']
+    # A stage of another key (stale), without a stamp, or needing a stage that is not done, is never settled.
+    stale = stage_state.stage_status({'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', dict(TORCH_KEY, archs=['x']))},
+                                     KEYS, REQUIRES)
+    assert stage_state.settled(stale, ['venv', 'torch'], PIP, venv) == ['venv']
+    gone = stage_state.stage_status(stamps, KEYS, REQUIRES, {'venv': 'there is no venv at /b/venv'})
+    assert stage_state.settled(gone, ['venv', 'torch'], PIP, venv) == []
+    # Only the run's stages, in its order.
+    assert stage_state.settled(status, ['torch'], PIP, venv) == ['torch']
+
+
+@pytest.mark.parametrize('run, kind, settled', [
+    # The first pip stage of the run removes pip's debris from a venv that is ours or adopted: it runs.
+    (['venv', 'torch'], 'ready', ['torch']),
+    (['torch'], 'ready', []),
+    (['venv', 'torch'], 'foreign', ['venv', 'torch']),
+])
+def test_the_stage_that_removes_pips_debris_is_not_settled(run, kind, settled):
+    status = stage_state.stage_status({'venv': stamp('venv', VENV_KEY), 'torch': stamp('torch', TORCH_KEY)}, KEYS, REQUIRES)
+    assert stage_state.settled(status, run, PIP, {'kind': kind, 'debris': DEBRIS}) == settled
+
+
+def test_skipping_a_settled_stage_skips_nothing_its_start_would_do():
+    """A settled stage's start would find no missing prerequisite and remove no debris: skipping it loses nothing."""
+    stamps = dict((name, stamp(name, KEYS[name])) for name in KEYS)
+    status = stage_state.stage_status(stamps, KEYS, REQUIRES)
+    for debris in ([], DEBRIS):
+        venv = {'kind': 'ready', 'debris': debris}
+        run = list(ORDER)
+        settled = stage_state.settled(status, run, PIP, venv)
+        assert settled and (not debris or run[0] not in settled)
+        for name in settled:
+            plan = stage_state.start(name, {'requires': REQUIRES, 'order': ORDER, 'status': status, 'run': run, 'pip': PIP}, venv)
+            assert plan['missing'] == [] and plan['debris'] == []
+
+
+def test_settled_refuses_bad_input():
+    with pytest.raises(AnsibleFilterError, match='stage_settled: the stage status must be a mapping'):
+        stage_filters.stage_settled(['venv'], ['venv'], PIP, {})
+    with pytest.raises(AnsibleFilterError, match='busy stages must be a mapping'):
+        stage_filters.stage_settled({}, ['venv'], PIP, {}, ['venv'])
+
+
+def test_files_to_write_compares_content_and_mode_with_what_node_info_found():
+    sha = hashlib.sha256('export A=1\n'.encode('utf-8')).hexdigest()
+    expected = {'/b/env.sh': 'export A=1\n', '/b/pip-constraints.txt': 'torch==2\n', '/b/mod': 'x', '/b/gone': 'y'}
+    found = {'/b/env.sh': {'kind': 'file', 'mode': '0644', 'sha256': sha},
+             '/b/pip-constraints.txt': {'kind': 'file', 'mode': '0644', 'sha256': sha},
+             '/b/mod': {'kind': 'file', 'mode': '0600', 'sha256': hashlib.sha256(b'x').hexdigest()},
+             '/b/gone': {'kind': '', 'mode': '', 'sha256': ''}}
+    assert stage_state.files_to_write(expected, found) == ['/b/pip-constraints.txt', '/b/mod', '/b/gone']
+    assert stage_state.files_to_write({'/b/env.sh': 'export A=1\n'}, found) == []
+    # A path that was not looked at is written; a symlink to the right content is not a file of ours.
+    assert stage_state.files_to_write({'/b/other': ''}, found) == ['/b/other']
+    assert stage_state.files_to_write({'/b/env.sh': 'export A=1\n'}, {'/b/env.sh': dict(found['/b/env.sh'], kind='link')}) \
+        == ['/b/env.sh']
+    with pytest.raises(AnsibleFilterError, match='files_to_write: files_to_write needs'):
+        stage_filters.files_to_write(['/b/env.sh'], found)

@@ -5,6 +5,7 @@
 """glibc_facts, gpu_arch_facts and node_info run as Ansible runs them: a module process
 reading its arguments from a JSON file, against the recorded hosts of tests/world/hosts."""
 
+import hashlib
 import os
 import sys
 
@@ -288,12 +289,33 @@ def test_node_info_looks_at_private_dirs_without_creating_them(tmpdir):
     assert result['environment'] == {'PATH': '/opt/x/bin:/usr/bin:/bin', 'LD_LIBRARY_PATH': '/opt/x/lib',
                                      'PIP_CONSTRAINT': '', 'NLTK_DATA': '/data/nltk'}
     got = result['private_dirs']
-    assert got['mine'] == {'path': str(tmpdir) + '//mine-%s/' % user, 'exists': True, 'owner': user, 'problem': ''}
+    assert got['mine'] == {'path': str(tmpdir) + '//mine-%s/' % user, 'exists': True, 'owner': user, 'mode': '0700',
+                           'problem': ''}
     assert got['open']['problem'] == 'is writable by others (mode 0777)'
     assert got['link']['problem'].startswith('is a symbolic link')
     assert got['file']['problem'] == 'exists and is not a directory'
-    assert got['absent'] == {'path': str(tmpdir.join('absent-%s' % user)), 'exists': False, 'owner': '', 'problem': ''}
+    assert got['absent'] == {'path': str(tmpdir.join('absent-%s' % user)), 'exists': False, 'owner': '', 'mode': '',
+                             'problem': ''}
     assert not tmpdir.join('absent-%s' % user).exists()
+
+
+def test_node_info_looks_at_files_and_globs(tmpdir):
+    env_sh = tmpdir.join('base', 'env.sh')
+    env_sh.write('export A=1\n', ensure=True)
+    os.chmod(str(env_sh), 0o640)
+    tmpdir.join('base', 'nltk_data', 'tokenizers', 'punkt_tab.zip').write('z', ensure=True)
+    os.symlink(str(env_sh), str(tmpdir.join('base', 'link')))
+    files = [str(env_sh), str(tmpdir.join('base')), str(tmpdir.join('base', 'link')), str(tmpdir.join('absent'))]
+    pattern = str(tmpdir.join('base', 'nltk_data', '*', '*.zip'))
+    result = run_module('node_info', dict(path=str(tmpdir), files=files, globs=[pattern, str(tmpdir.join('none*'))]), tmpdir)
+    got = result['files']
+    assert got[str(env_sh)] == {'exists': True, 'kind': 'file', 'mode': '0640',
+                                'sha256': hashlib.sha256(b'export A=1\n').hexdigest()}
+    assert got[str(tmpdir.join('base'))]['kind'] == 'dir' and got[str(tmpdir.join('base'))]['sha256'] == ''
+    assert got[str(tmpdir.join('base', 'link'))]['kind'] == 'link'
+    assert got[str(tmpdir.join('absent'))] == {'exists': False, 'kind': '', 'mode': '', 'sha256': ''}
+    assert result['globs'] == {pattern: [str(tmpdir.join('base', 'nltk_data', 'tokenizers', 'punkt_tab.zip'))],
+                               str(tmpdir.join('none*')): []}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason='needs root to make a directory owned by another user')
