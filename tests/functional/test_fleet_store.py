@@ -40,11 +40,14 @@ def sha256(path):
 
 
 def entries(store, component):
-    """{key id: (wheel file, its recorded sha256 line)} of a component in a store."""
+    """{key id: (wheel file, its recorded sha256 line)} of a component in a store (a key's empty directory - its
+    builder failed - is no entry)."""
     found = {}
     top = os.path.join(store, component)
     for key in sorted(os.listdir(top)) if os.path.isdir(top) else []:
         names = sorted(os.listdir(os.path.join(top, key)))
+        if not names:
+            continue
         wheels = [n for n in names if n.endswith(".whl")]
         assert len(wheels) == 1 and names == [wheels[0], wheels[0] + ".sha256"], names
         with open(os.path.join(top, key, wheels[0] + ".sha256")) as handle:
@@ -181,6 +184,7 @@ def test_a_stored_wheel_whose_sha256_differs_is_refused_and_nothing_is_installed
 def test_a_builder_that_fails_stops_the_nodes_waiting_for_its_key_naming_it(first, playbook, fleet, target):
     """grouped_gemm on n1..n3 with the store shared by the nodes: n1's build is held and times out; n2 (the same key)
     stops at once naming n1, n3 (gfx950) builds its own key and stores it in the shared directory."""
+    assert first.rc == 0, first
     shared = os.path.join(fleet["root"], "shared-store")
     assert target.run(["mkdir", "-p", shared]).returncode == 0
     n1 = fleet["nodes"]["n1"]["vars"]
