@@ -52,14 +52,15 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
 TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
-  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse
+  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
 	@echo "make wheelhouse   an offline wheelhouse of a release (WHEELHOUSE=dir, WHEELHOUSE_PINS=pins file)"
 	@echo "make test-offline the release lock, index probe, re-lock helper and site mirror tests alone"
-	@echo "make molecule     molecule test (scenario default: the world, an unprivileged target, converge, idempotence, verify)"
+	@echo "make molecule     molecule test (scenarios default and fleet: the world, unprivileged targets, converge, idempotence, verify)"
+	@echo "make test-fleet   molecule test -s fleet alone (three nodes over SSH, one build per build key, the wheel store)"
 	@echo "make world|world-test|demo   the simulated world (see README)"
 	@echo "make world-snapshot|world-trixie   refresh the PyPI metadata snapshot (network) / build the glibc 2.41 root"
 	@echo "make run-detached RUN=name [INVENTORY=file] [VARS='@vars.yml key=value'] [TAGS=stages] [LIMIT=hosts]"
@@ -161,7 +162,7 @@ wheelhouse: $(VENV)/.controller
 
 # molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
 # tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).
-MOLECULE_SCENARIOS ?= default
+MOLECULE_SCENARIOS ?= default fleet
 molecule: $(VENV)/.test
 	mkdir -p $(OUT)
 	@status=0; for scenario in $(MOLECULE_SCENARIOS); do \
@@ -174,6 +175,10 @@ molecule: $(VENV)/.test
 	$(PYTHON) -c 'import sys, xml.etree.ElementTree as ET; r = ET.Element("testsuites"); [r.append(ET.parse(f).getroot()[0]) for f in sys.argv[2:]]; ET.ElementTree(r).write(sys.argv[1], encoding="unicode", xml_declaration=True)' \
 	  $(OUT)/molecule.xml $(foreach s,$(MOLECULE_SCENARIOS),$(OUT)/molecule-$(s).xml); \
 	exit $$status
+
+# The fleet scenario alone (molecule/README.md).
+test-fleet:
+	$(MAKE) --no-print-directory molecule MOLECULE_SCENARIOS=fleet
 
 -include tests/world/world.mk
 

@@ -13,7 +13,7 @@ commit it resolved to and the node's context::
 ``key`` is the *build key*: everything that defines the wheel - component, commit, python tag,
 torch version, glibc of the building node (the wheel's floor), patch hash, build flags, the build's
 variables (the pins' ``arch_env``/``env`` and the node's ``context['env'][name]``, e.g. Turbo's
-ROCSHMEM_HOME) and, for arch-dependent builds only, the arch list. An entry without ``build`` is a
+ROCSHMEM_HOME, a path under the base keyed as $PRIMUS_BASE/...) and, for arch-dependent builds only, the arch list. An entry without ``build`` is a
 checkout only (Primus): it installs no distribution and does not depend on the arch list. Its ``key_id`` names the wheel's cache directory
 (``<cache>/wheels/<name>/<key_id>``), so any run, on any node with the same key, reuses the wheel,
 and it is the stage stamp's key, so a stage is done while its wheel is installed. No URL is
@@ -138,11 +138,20 @@ def build_env(build, archs, node_env=None):
     return env
 
 
-def key_environment(environment, arch_dependent):
+def key_environment(environment, arch_dependent, base=''):
     """The part of a build's whole environment that is in its key: all but NOT_IN_KEY (and, for a build that does
-    not depend on the arch list, ARCH_VARIABLES)."""
+    not depend on the arch list, ARCH_VARIABLES). A value that is a path under the base (Primus-Turbo's
+    ROCSHMEM_HOME placeholder, <base>/.rocshmem-not-installed) is keyed as $PRIMUS_BASE/...: where the base is
+    is a location, and nodes whose bases differ share the build."""
     skip = set(NOT_IN_KEY) | (set() if arch_dependent else set(ARCH_VARIABLES))
-    return dict((k, str(v)) for k, v in sorted(environment.items()) if k not in skip)
+    base = (base or '').rstrip('/')
+
+    def keyed(value):
+        value = str(value)
+        if base and (value == base or value.startswith(base + '/')):
+            return '$PRIMUS_BASE' + value[len(base):]
+        return value
+    return dict((k, keyed(v)) for k, v in sorted(environment.items()) if k not in skip)
 
 
 def source_plan(name, source, commit, context):
@@ -178,7 +187,7 @@ def source_plan(name, source, commit, context):
         'glibc': context['glibc'],
         'patches': patch_hash(source.get('patches')),
         'isolation': bool(build.get('isolation', False)),
-        'env': key_environment(environment, arch_dependent) if build else {},
+        'env': key_environment(environment, arch_dependent, context.get('base')) if build else {},
         'archs': archs if arch_dependent else [],
     }
     # Only when set, so that the keys (and cached wheels) of the builds without it stay as they were.

@@ -24,9 +24,11 @@ SETUP_PY = '''\
 import hashlib
 import json
 import os
+import pwd
 import subprocess
 import sys
 import time
+import uuid
 
 from setuptools import Extension, setup
 
@@ -91,6 +93,9 @@ record = {
     "env": dict((key, os.environ.get(key)) for key in ENV_KEYS),
     "nvte": dict((k, v) for k, v in sorted(os.environ.items()) if k.startswith("NVTE_")),
     "files": {},
+    # Which compile made this package: every run of setup.py gets its own id, and the one that built the wheel is
+    # what the wheel carries, so the same id on two nodes means one compile (the fleet's wheel store shared it).
+    "build": {"id": uuid.uuid4().hex, "user": pwd.getpwuid(os.getuid()).pw_name},
 }
 for rel in WORLD.get("watch", []):
     with open(os.path.join(HERE, rel), "rb") as handle:

@@ -57,6 +57,19 @@ def test_turbo_no_deps_and_the_nodes_rocshmem_home_are_part_of_the_key(sources):
     assert placeholder["wheel_dir"] != real["wheel_dir"]
 
 
+def test_the_rocshmem_placeholder_under_each_node_s_own_base_is_one_key(sources):
+    """A fleet whose nodes have bases at different paths shares Primus-Turbo's build: the placeholder is keyed
+    relative to the base; the build itself still sees the node's own path."""
+    one = plan(sources, "turbo", base="/home/a/env", env={"turbo": {"ROCSHMEM_HOME": "/home/a/env/.rocshmem-not-installed"}})
+    two = plan(sources, "turbo", base="/home/b/env", env={"turbo": {"ROCSHMEM_HOME": "/home/b/env/.rocshmem-not-installed"}})
+    assert one["key_id"] == two["key_id"]
+    assert one["key"]["env"]["ROCSHMEM_HOME"] == "$PRIMUS_BASE/.rocshmem-not-installed"
+    assert two["env"]["ROCSHMEM_HOME"] == "/home/b/env/.rocshmem-not-installed"
+    # A path that only starts like the base is not under it.
+    other = plan(sources, "turbo", base="/home/a/env", env={"turbo": {"ROCSHMEM_HOME": "/home/a/env2/rocshmem"}})
+    assert other["key"]["env"]["ROCSHMEM_HOME"] == "/home/a/env2/rocshmem"
+
+
 def test_node_variables_of_another_component_do_not_change_a_key(sources):
     assert (plan(sources, "flash_attn", env={"turbo": {"ROCSHMEM_HOME": "/x"}})["key_id"]
             == plan(sources, "flash_attn")["key_id"])
