@@ -330,11 +330,14 @@ def snapshot_path(venv):
 def interpreter_key(venv, python):
     """What the probe's interpreter facts (version, markers, tags, sys.path) depend on, outside site-packages."""
     real = os.path.realpath(python)
+    # mtime, size and inode, not ctime: a shared interpreter's ctime moves with every chmod or hard link made to it
+    # (seen on a build host), which is no change to what it runs.
+    binary = [(st[0], st[2], st[3]) if st else None for st in (file_stat(python), file_stat(real))]
     try:
         libc = os.confstr('CS_GNU_LIBC_VERSION')
     except (AttributeError, ValueError, OSError):
         libc = None
-    return {'format': SNAPSHOT_FORMAT, 'python': [python, real, file_stat(python), file_stat(real)],
+    return {'format': SNAPSHOT_FORMAT, 'python': [python, real] + [list(b) if b else None for b in binary],
             'pyvenv': file_stat(os.path.join(venv, 'pyvenv.cfg')), 'uname': list(os.uname()), 'libc': libc}
 
 

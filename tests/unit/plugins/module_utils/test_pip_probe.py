@@ -273,3 +273,14 @@ def test_a_snapshot_of_another_interpreter_probe_format_or_owner_is_not_trusted(
     assert load_snapshot(venv, sys.executable)[1].startswith("not trusted")
     drop_snapshot(venv)
     assert load_snapshot(venv, sys.executable) == (None, "none")
+
+
+def test_a_chmod_of_the_shared_interpreter_keeps_the_snapshot_but_a_new_binary_does_not(tmp_path):
+    venv, site = snapshot_venv(tmp_path)
+    python = tmp_path / "python3"
+    python.write_bytes(b"#!/bin/sh\n")
+    assert save_snapshot(venv, str(python), probe_data(site), time.time()) == "saved"
+    os.chmod(str(python), 0o755)   # its ctime moves; what it runs does not
+    assert load_snapshot(venv, str(python))[1] is None
+    python.write_bytes(b"#!/bin/sh\necho other\n")
+    assert load_snapshot(venv, str(python))[1].startswith("stale")
