@@ -413,7 +413,7 @@ def test_the_next_task_reads_the_snapshot_and_a_change_between_tasks_invalidates
     args = {"venv": str(venv), "name": ["einops==0.8.1"], "index_url": index, "forbid": ["nvidia-*"],
             "environment": {"PIP_NO_CACHE_DIR": "1"}}
     (first, failed), (second, failed_second) = run.play([task(args), task(args)])
-    assert not failed and first["satisfied"] and first["installed_from"] == "probe" and first["snapshot"] == "saved"
+    assert not failed and first["satisfied"] and first["installed_from"] == "probe" and first["snapshot"] == "none; saved"
     assert not failed_second and second["satisfied"] and second["installed_from"] == "snapshot"
     assert second["commands"] == [] and second["changed"] is False
 
