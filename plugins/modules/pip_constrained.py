@@ -16,6 +16,10 @@ description:
   - First reads the installed distributions with one run of the venv's python (C(importlib.metadata),
     plus the venv's marker environment) and decides B(offline), with C(packaging), whether anything
     must change. If nothing must, it returns C(changed=false) without starting pip and without network.
+  - "That read is stored as a snapshot (C(<venv>/.pip-constrained-snapshot.json), mode C(0600)) with the stat of every
+    directory and file it read; a later task reads the snapshot instead of running the venv's python, only while every
+    one of those stats, the interpreter, C(pyvenv.cfg) and the kernel are unchanged (any install, removal or hand edit
+    invalidates it; RV(installed_from) says which was used). Check mode reads a snapshot but never writes one."
   - "The offline decision reads every request as pip reads it (requirements files with byte-order marks,
     C(\\) continuations, comments and C(${VAR}) expanded from the environment pip receives; markers, an
     empty marker, extras, C(%2B) in wheel URLs) and answers B(satisfied) only when pip would change nothing:
@@ -51,6 +55,15 @@ description:
     before/after difference, never pip's wording.
   - With O(forbid) or in check mode, pip first runs C(pip install --dry-run --report); O(forbid) is
     checked on that plan before anything is installed. Check mode returns that plan and installs nothing.
+  - "After a dry-run, pip installs exactly the files of that plan without resolving again (RV(install_mode=plan)):
+    C(pip install --no-index --no-deps) of C(name==version) from a find-links page in the module's private temporary
+    directory that lists the one file pip chose for each (its URL and C(#sha256=); the credentials of an index on the
+    same host are added as pip would send them), and a wheel given by path from that path. So no index page or
+    metadata is fetched twice, each file is downloaded once, and the distributions are recorded as installed from an
+    index, as before. Constraints, C(--pre), C(--no-build-isolation), C(--force-reinstall) and O(extra_args) apply.
+    A plan with a VCS checkout, a project directory, a remote direct URL or an sdist needing an isolated build, or
+    O(use_pip_config=true), is installed with a second full C(pip install) instead (RV(install_mode=resolve), the
+    reason in O(log_path)). A plan that installs nothing runs no install."
   - A resolver conflict fails with pip's reason and a sentence naming the constrained distributions
     the install would have replaced; the installed set is read again to prove the venv is unchanged.
   - "A failure is classified from pip's own output and its debug log (C(pip --log)): V(dns), V(refused),
@@ -332,8 +345,8 @@ options:
 notes:
   - The installed set is what the venv's python sees in isolated mode (C(python -I)); C(PYTHONPATH) and
     the user site are not part of it.
-  - When something must change and O(forbid) is set, pip resolves twice (dry-run, then install);
-    downloads are reused through pip's cache.
+  - When something must change and O(forbid) is set, pip resolves once (the dry-run) and installs the planned files
+    without a second resolve, except in the cases listed for RV(install_mode).
   - Uninstalls (O(state=absent)) do not remove distributions that depended on the removed ones.
   - pip runs under the user's umask with group and other write removed, so nothing it installs (nor the log) is
     writable by others, even under C(umask 000).
@@ -508,6 +521,28 @@ src_project:
   returned: when O(src) is given
   type: dict
   sample: {"name": "primus-turbo", "version": "0.2.0+edc8d2c", "source": "name"}
+installed_from:
+  description:
+    - Where the installed set was read from before pip ran - V(probe) (one run of the venv's python), or V(snapshot)
+      (what an earlier task's probe stored in C(<venv>/.pip-constrained-snapshot.json), used only while the stat of
+      every directory and file it read, the interpreter, C(pyvenv.cfg) and the kernel are unchanged).
+  returned: when the venv exists
+  type: str
+  sample: snapshot
+snapshot:
+  description:
+    - When the probe ran, why no snapshot was used (V(none), V(stale (...)), ...) and, after C(;), whether its result
+      was stored (V(saved); V(racy) when something it read changed in the last seconds, so a later change could keep
+      its stat; nothing in check mode).
+  returned: when the probe ran
+  type: str
+install_mode:
+  description:
+    - How pip installed after a dry-run - V(plan) (exactly the dry-run's files, no second resolve) or V(resolve) (a
+      second full C(pip install); why is in O(log_path)).
+  returned: when pip installed after a dry-run
+  type: str
+  sample: plan
 cmd:
   description: The last pip command that ran (empty when pip did not run), credentials redacted.
   returned: always
@@ -576,9 +611,10 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.outcome impor
     any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings,
     subprocess_output, summary, tail)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.plan import (
-    PLAN_PROBE, planned_venv, prior_entries, requested_plan, write_fake_dists)
+    PLAN_PROBE, exact_install, exact_install_args, index_credentials, links_page, planned_venv, prior_entries,
+    requested_plan, write_fake_dists)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import (
-    Dist, ProbeError, parse_probe, probe_command)
+    Dist, ProbeError, drop_snapshot, load_snapshot, parse_probe, probe_command, probe_from_data, save_snapshot)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
@@ -784,6 +820,21 @@ class PipConstrained(object):
         self.result['changed'] = True
         return 'The venv changed anyway: %s.' % summary(changes)
 
+    def read_installed(self):
+        """The installed set before pip runs: the snapshot an earlier task stored while nothing it read has changed,
+        else one run of the probe (then stored for the next task; never in check mode)."""
+        data, why = load_snapshot(self.venv, self.python)
+        if data is not None:
+            self.result['installed_from'] = 'snapshot'
+            return probe_from_data(data)
+        started = time.time()
+        probe = self.read_probe()
+        self.result['installed_from'] = 'probe'
+        self.result['snapshot'] = why
+        if not self.module.check_mode:
+            self.result['snapshot'] = '%s; %s' % (why, save_snapshot(self.venv, self.python, probe.data, started))
+        return probe
+
     def read_probe(self, python=None):
         python = python or self.python
         rc, out, err = self.run(probe_command(python), pip=False)
@@ -849,6 +900,7 @@ class PipConstrained(object):
 
         if self.module.check_mode and params['prior_plan']:
             self.use_scratch_venv(os.path.realpath(self.python), self.probe.dists.values(), self.prior())
+        planned = None
         locked = None
         if params['forbid'] or self.module.check_mode or params['locked_hashes'] or params['lock_record']:
             planned = self.dry_run(targets, decide_items)
@@ -873,16 +925,47 @@ class PipConstrained(object):
                 self.result['changed'] = bool(planned)
                 self.exit(diff=diff_lines(before, after))
 
+        drop_snapshot(self.venv)
         if locked is not None:
+            # The release lock: exactly the planned files, hash-checked (also a plan without a second resolve).
+            self.result['install_mode'] = 'locked'
             self.install_locked(*locked)
+            return self.finish(force=force)
+        exact = self.exact_plan(planned) if planned is not None else None
+        if exact is not None and not exact[0]:
+            self.log_line('### pip_constrained: the dry-run plans no install; pip install is not run')
+            return self.finish(force=force)
+        if exact is not None:
+            rc, out, err, failure = self.run_pip('pip install', lambda log: exact_install_args(
+                self.python, params, exact[0], exact[1], log_path=log))
         else:
             rc, out, err, failure = self.run_pip('pip install', lambda log: install_args(
                 self.python, params, targets, log_path=log))
-            if rc != 0:
-                self.fail_pip('pip install', rc, out, err, failure)
-            for warning in resolver_warnings(out, err):
-                self.module.warn(self.redact.text(warning))
+        if rc != 0:
+            self.fail_pip('pip install', rc, out, err, failure)
+        for warning in resolver_warnings(out, err):
+            self.module.warn(self.redact.text(warning))
         self.finish(force=force)
+
+    def exact_plan(self, planned):
+        """(requirements, find-links page) that install exactly the dry-run's files, or None for a full install."""
+        params = self.params
+        if params['use_pip_config']:
+            requirements, links, why = None, None, 'use_pip_config: the pip configuration may add other locations'
+        else:
+            credentials = index_credentials([u for u in [params['index_url']] + params['extra_index_urls']
+                                             + params['find_links'] if u])
+            requirements, links, why = exact_install(planned, not params['no_build_isolation'], credentials)
+        if why is not None:
+            self.result['install_mode'] = 'resolve'
+            self.log_line('### pip_constrained: pip install resolves again: %s' % why)
+            return None
+        self.result['install_mode'] = 'plan'
+        page = os.path.join(self.module.tmpdir, 'pip-plan.html')
+        fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)   # it may carry an index's credentials
+        with os.fdopen(fd, 'w') as handle:
+            handle.write(links_page(links))
+        return requirements, page
 
     def planned_files(self):
         try:
@@ -1127,6 +1210,7 @@ class PipConstrained(object):
             self.result['changed'] = True
             self.exit(diff=diff_lines(before, after))
         args = uninstall_args(self.python, [d.name for d in remove])
+        drop_snapshot(self.venv)
         rc, out, err = self.run(args)
         self.log_end(rc)
         if rc != 0:
@@ -1361,7 +1445,7 @@ class PipConstrained(object):
                 self.fail(to_native(exc), failure='bad_request')
             return
         try:
-            self.probe = self.read_probe()
+            self.probe = self.read_installed()
         except ProbeError as exc:
             self.fail('cannot read the installed distributions of %s: %s' % (self.venv, to_native(exc)))
         self.result['python_version'] = self.probe.python_version

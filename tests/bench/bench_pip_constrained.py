@@ -13,12 +13,24 @@ in the task plus a constraints file, and runs the module:
 
 Usage: python tests/bench/bench_pip_constrained.py [--count 300] [--repeat 7]
 Exit status 1 if the module ran pip, reported a change, or the median module time is >= 1 s.
+
+On a converged base (every stage done), the tasks of a real run:
+
+  python tests/bench/bench_pip_constrained.py --results run.jsonl [--before /path/to/other/.collections]
+
+run.jsonl: the task results of a converged `ansible-playbook playbooks/primus.yml` run recorded with the test callback
+(ANSIBLE_CALLBACK_PLUGINS=tests/functional/callback_plugins ANSIBLE_CALLBACKS_ENABLED=primus_test_results
+PRIMUS_TEST_RESULTS=run.jsonl). Every pip_constrained task that ran and found its request satisfied is replayed
+(its module_args) as a module process, --repeat times each: with the installed-set snapshot warm, without it (the
+snapshot removed before each run: every task runs the probe), and with the collection at --before (e.g. main's
+checkout) for the figure before the snapshot. Prints the median per-task wall and CPU seconds of each.
 """
 from __future__ import print_function
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -76,12 +88,140 @@ def write_dists(site, count):
     return dists
 
 
+def converged_tasks(results):
+    """module_args of the pip_constrained tasks of a recorded run that ran and were satisfied (changed nothing)."""
+    out = []
+    with open(results) as handle:
+        for line in handle:
+            record = json.loads(line)
+            result = record.get("result") or {}
+            args = (result.get("invocation") or {}).get("module_args") or {}
+            if record.get("status") == "ok" and "satisfied" in result and args.get("venv") and result["satisfied"] \
+                    and not result.get("changed") and not args.get("wheel_dir"):
+                out.append((record["task"], args))
+    return out
+
+
+def logged_tasks(base, forbid):
+    """module_args rebuilt from the dry-run command lines a run wrote to $base/logs/*.log (one per install task)."""
+    import glob
+    import shlex
+    out = []
+    for path in sorted(glob.glob(os.path.join(base, "logs", "*.log"))):
+        with open(path, errors="replace") as handle:
+            for line in handle:
+                if not line.startswith("### ") or " pip_constrained: " not in line or " --dry-run " not in line:
+                    continue
+                argv = shlex.split(line.split(" pip_constrained: ", 1)[1])
+                if "--force-reinstall" in argv or "--no-deps" in argv and "--no-index" in argv:
+                    continue   # a forced reinstall, or the metadata of a source tree: never "satisfied"
+                split = argv.index("--")
+                opts, targets = argv[:split], argv[split + 1:]
+                args = {"venv": os.path.dirname(os.path.dirname(argv[0])), "name": targets, "forbid": forbid,
+                        "pre": "--pre" in opts, "no_deps": "--no-deps" in opts,
+                        "no_build_isolation": "--no-build-isolation" in opts,
+                        "constraints": [o.split("=", 1)[1] for o in opts if o.startswith("--constraint=")]}
+                for opt in opts:
+                    if opt.startswith("--index-url="):
+                        args["index_url"] = opt.split("=", 1)[1]
+                    elif opt.startswith("--requirement="):
+                        args["requirements"] = opt.split("=", 1)[1]
+                if not targets and "requirements" not in args:
+                    continue
+                if args not in [a for _n, a in out]:
+                    out.append((os.path.basename(path), args))
+    return out
+
+
+def timed(argv, env, cwd):
+    """(wall s, CPU s of the child, its JSON result)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, json.loads(proc.stdout[proc.stdout.index("{"):])
+
+
+def bench_converged(opts):
+    if opts.results:
+        tasks = converged_tasks(opts.results)
+    else:
+        import yaml  # noqa: PLC0415 - only this mode reads the pins
+        with open(opts.pins) as handle:
+            forbid = yaml.safe_load(handle)["primus_pins"]["pip_forbid"]
+        tasks = logged_tasks(opts.base, forbid)
+        env = clean_env(PYTHONPATH=COLLECTIONS)
+        kept = []
+        for index, (name, args) in enumerate(tasks):   # only those satisfied on this converged base
+            args_file = os.path.join(tempfile.gettempdir(), "bench-pip-check-%d-%d.json" % (os.getpid(), index))
+            with open(args_file, "w") as handle:
+                json.dump({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_check_mode=True)}, handle)
+            result = timed([sys.executable, "-m", MODULE, args_file], env, os.path.dirname(args_file))[2]
+            os.remove(args_file)
+            if result.get("satisfied") is True:
+                kept.append((name, args))
+            else:
+                print("  not replayed (not satisfied on this base): %s %s" % (name, (result.get("reasons") or
+                                                                                    [result.get("msg")])[:1]))
+        tasks = kept
+        opts.results = "%s/logs (%d install tasks)" % (opts.base, len(logged_tasks(opts.base, forbid)))
+    if not tasks:
+        print("no satisfied pip_constrained task in %s" % opts.results)
+        return 1
+    root = tempfile.mkdtemp(prefix="bench-pip-converged-")
+    # In this order each round, the warm setup finds the snapshot the probing one stored (as a converged run finds
+    # the one the previous run stored).
+    setups = [("after: no snapshot (probe every task)", COLLECTIONS, True), ("after: snapshot warm", COLLECTIONS, False)]
+    if opts.before:
+        setups.insert(0, ("before: %s" % opts.before, opts.before, True))
+    samples = dict((label, ([], [], [])) for label, _c, _d in setups)
+    ok = True
+    for _round in range(opts.repeat):   # the setups interleaved, so a change of load hits them alike
+        for label, collections, drop in setups:
+            env = clean_env(PYTHONPATH=collections)
+            walls, cpus, sources = samples[label]
+            for index, (_name, args) in enumerate(tasks):
+                args_file = os.path.join(root, "args-%d.json" % index)
+                with open(args_file, "w") as handle:
+                    json.dump({"ANSIBLE_MODULE_ARGS": args}, handle)
+                if drop:
+                    snapshot = os.path.join(args["venv"], ".pip-constrained-snapshot.json")
+                    if os.path.exists(snapshot):
+                        os.remove(snapshot)
+                wall, cpu, result = timed([sys.executable, "-m", MODULE, args_file], env, root)
+                ok = ok and result.get("satisfied") is True and not result.get("changed") and not result.get("commands")
+                walls.append(wall)
+                cpus.append(cpu)
+                sources.append(result.get("installed_from", "probe"))
+    figures = {}
+    for label, (walls, cpus, sources) in samples.items():
+        figures[label] = (statistics.median(walls), statistics.median(cpus), sum(walls) / opts.repeat,
+                          sources.count("snapshot"), len(sources))
+    print("converged base: %d satisfied pip_constrained tasks replayed from %s, %d rounds"
+          % (len(tasks), opts.results, opts.repeat))
+    for label, (wall, cpu, total, snap, count) in figures.items():
+        print("  %-60s per task: median %.3f s wall, %.3f s CPU; all tasks %.2f s; from snapshot %d/%d"
+              % (label, wall, cpu, total, snap, count))
+    shutil.rmtree(root, ignore_errors=True)
+    print("PASS" if ok else "FAIL: a replayed task was not satisfied, changed something or ran pip")
+    return 0 if ok else 1
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--results", help="task results (JSONL) of a converged run: replay its satisfied pip tasks")
+    parser.add_argument("--base", help="a converged base: replay every install task of its logs (rebuilt from the "
+                                           "dry-run command lines) that is satisfied now")
+    parser.add_argument("--pins", help="with --base: the pins file (its pip_forbid is every task's forbid)")
+    parser.add_argument("--before", help="another checkout's .collections directory, measured as 'before'")
     opts = parser.parse_args()
+    if opts.results or opts.base:
+        return bench_converged(opts)
 
     root = tempfile.mkdtemp(prefix="bench-pip-constrained-")
     venv = os.path.join(root, "venv")

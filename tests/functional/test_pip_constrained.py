@@ -11,19 +11,24 @@ module must not see them (use_pip_config defaults to false).
 # pytest finds the imported fixtures by name:
 # pylint: disable=unused-import,redefined-outer-name
 import os
+import re
 import subprocess
 import sys
+import time
+import urllib.parse
 import zipfile
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, ".collections"))
 
 from world.lib import downloads, packages  # noqa: E402
 from world.lib.index import publish, write_simple_index  # noqa: E402
 from world.lib.server import serve  # noqa: E402
 from world.lib.wheel import build_wheel  # noqa: E402
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import RACY_SECONDS  # noqa: E402
 from pipkit import (  # noqa: E402,F401  (fixtures: ansible_dir, run, template_venv, venv)
     PY310, ROCM, Runner, ansible_dir, installed, make_project, pip_direct, run, task, template_venv, venv)
 
@@ -301,6 +306,9 @@ setup(name="tinymark", version="1.0.0", packages=["tinymark"], ext_modules=ext, 
 """
 
 
+PIP_WHEEL = "pip-26.3-py3-none-any.whl"
+
+
 @pytest.fixture(scope="session")
 def build_index(tmp_path_factory):
     """An index serving the world's real setuptools wheel: what an isolated build fetches. Yields (url, wheel)."""
@@ -395,3 +403,81 @@ def test_wheel_dir_failed_build_names_the_compiler_error_and_logs_everything(bui
     assert len(result["stderr"].splitlines()) <= 60 and len(result["output_tail"].splitlines()) <= 30
     assert os.listdir(str(wheel_dir)) == []   # no wheel, no scratch directory left behind
     assert installed(venv) == before
+
+
+# ---- the snapshot of the installed set, and the install of a dry-run's exact plan -----------------
+
+def test_the_next_task_reads_the_snapshot_and_a_change_between_tasks_invalidates_it(world, index, venv, run):
+    pip_direct(venv, "--no-index", "--find-links", str(world / "files"), "einops==0.8.1")
+    time.sleep(RACY_SECONDS + 0.5)   # what the probe reads is older than the window in which a change could hide
+    args = {"venv": str(venv), "name": ["einops==0.8.1"], "index_url": index, "forbid": ["nvidia-*"],
+            "environment": {"PIP_NO_CACHE_DIR": "1"}}
+    (first, failed), (second, failed_second) = run.play([task(args), task(args)])
+    assert not failed and first["satisfied"] and first["installed_from"] == "probe" and first["snapshot"] == "none; saved"
+    assert not failed_second and second["satisfied"] and second["installed_from"] == "snapshot"
+    assert second["commands"] == [] and second["changed"] is False
+
+    # A hand edit between tasks: einops now requires tqdm, which is not installed.
+    meta = next((venv / "lib").glob("python3*/site-packages")) / "einops-0.8.1.dist-info" / "METADATA"
+    meta.write_text(meta.read_text().replace("Version: 0.8.1\n", "Version: 0.8.1\nRequires-Dist: tqdm\n", 1))
+    (plan, failed), (real, failed_real), (after, failed_after) = run.play(
+        [task(args, check=True), task(args), task(args)])
+    assert not failed and plan["installed_from"] == "probe" and plan["satisfied"] is False
+    assert plan["reasons"] == ["tqdm (required by einops 0.8.1) is not installed"] and plan["snapshot"].startswith("stale")
+    assert [(p["name"], p["action"]) for p in plan["plan"]] == [("tqdm", "install")]
+    # check mode stores nothing, so the real run reads the venv again
+    assert not failed_real and real["installed_from"] == "probe"
+    assert real["added"] == [{"name": "tqdm", "version": "4.67.3"}] and real["install_mode"] == "plan"
+    # the install just changed the venv: the next task reads it again, and finds it satisfied
+    assert not failed_after and after["installed_from"] == "probe" and after["satisfied"] is True
+
+
+def test_an_install_after_a_dry_run_fetches_each_file_once(world, venv, run):
+    # The venv's pip as the venv stage bootstraps it (pip 23's dry-run downloads each wheel it plans; 26.3 reads the
+    # PEP 658 metadata only, so the install is the one download).
+    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"] == PIP_WHEEL]
+    (wheel,) = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)
+    pip_direct(venv, "--no-index", wheel)
+    requests = RequestLog()
+    with serve(str(world), access_log=requests) as base:
+        args = {"venv": str(venv), "name": ["cuda-app", "torch==%s" % ROCM], "index_url": base + "/simple",
+                "forbid": ["nvidia-*"], "environment": {"PIP_NO_CACHE_DIR": "1"}}
+        result, failed = run(args)
+    assert not failed, result.get("msg")
+    assert sorted(a["name"] for a in result["added"]) == ["cuda-app", "torch"]
+    assert result["install_mode"] == "plan" and len(result["commands"]) == 2
+    install = result["commands"][1]
+    assert "--no-index" in install and "--no-deps" in install
+    assert sorted(install[-2:]) == ["cuda-app==1.0", "torch==%s" % ROCM]
+    paths = requests.paths()
+    assert sorted(paths) == sorted(set(paths)), "fetched more than once: %s" % sorted(
+        p for p in set(paths) if paths.count(p) > 1)
+    assert sorted(p for p in paths if p.startswith("/simple/")) == ["/simple/cuda-app/", "/simple/torch/"]
+    assert sorted(os.path.basename(p) for p in paths if p.endswith(".whl")) == [
+        "cuda_app-1.0-py3-none-any.whl", "torch-2.12.0+rocm7.15.0a20260720-py3-none-any.whl"]
+    assert ("torch", ROCM) in installed(venv) and ("cuda-app", "1.0") in installed(venv)
+    direct = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", "import importlib.metadata as m; "
+                             "print(m.distribution('torch').read_text('direct_url.json'))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert direct == "None"   # recorded as installed from an index, as a full install records it
+
+
+class RequestLog(object):
+    """The world server's access log (one line per request), kept in memory."""
+
+    def __init__(self):
+        self.lines = []
+
+    def write(self, text):
+        self.lines.append(text)
+
+    def flush(self):
+        pass
+
+    def paths(self):
+        out = []
+        for line in "".join(self.lines).splitlines():
+            match = re.search(r'"GET (\S+) HTTP', line)
+            if match:
+                out.append(urllib.parse.unquote(match.group(1)))
+        return out

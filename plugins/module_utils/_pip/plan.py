@@ -20,6 +20,7 @@ import json
 import os
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import wheel_name
+from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import COMMON_FLAGS
 
 # Run by the planning interpreter (-I): where its pip is, and which pip ensurepip would install.
 PLAN_PROBE = r'''
@@ -119,3 +120,111 @@ def requested_plan(items):
         out.append({'name': item.name or item.text, 'version': version, 'installed': None, 'action': 'install',
                     'requested': True, 'requirement': item.text})
     return sorted(out, key=lambda x: x['name'].lower())
+
+
+# ---- the install after a dry-run: exactly the files pip chose, without a second resolve --------------
+
+def _report_hash(archive):
+    """'sha256=<hex>' (pip's link fragment form) of a report's archive_info, or None."""
+    hashes = archive.get('hashes') or {}
+    if isinstance(hashes, dict) and hashes.get('sha256'):
+        return 'sha256=%s' % hashes['sha256']
+    text = archive.get('hash') or ''
+    return text if isinstance(text, str) and text.startswith('sha256=') else None
+
+
+def _with_credentials(url, credentials):
+    """url with the user:password of the index (or find-links) URL on the same host, as pip would send them.
+
+    pip's report names files without credentials; pip itself sends an index's credentials to every URL of that
+    host once it has fetched the index page, which the exact install no longer does.
+    """
+    scheme, sep, rest = url.partition('://')
+    if not sep:
+        return url
+    netloc, slash, path = rest.partition('/')
+    if '@' in netloc:
+        return url
+    auth = credentials.get(netloc.lower())
+    return '%s://%s@%s%s%s' % (scheme, auth, netloc, slash, path) if auth else url
+
+
+def index_credentials(urls):
+    """{host[:port]: 'user:password'} of the given index / find-links URLs that carry credentials."""
+    out = {}
+    for url in urls:
+        rest = (url or '').partition('://')[2]
+        netloc = rest.split('/', 1)[0]
+        if '@' in netloc:
+            auth, _sep, host = netloc.rpartition('@')
+            out.setdefault(host.lower(), auth)
+    return out
+
+
+def exact_install(planned, build_isolation, credentials=None):
+    """How to install exactly the files of a dry-run's plan without resolving again: (requirements, links, None), or
+    (None, None, why not) when only a second full `pip install` can do it.
+
+    Each file chosen from an index or find-links location is installed as `name==version` from a find-links page
+    (`links`: (url#sha256=..., file name) pairs) that lists that one file, with --no-index and --no-deps: pip reads
+    no index page and no metadata again and downloads each file once; the distribution is recorded as installed from
+    an index, as before. A wheel given by path is installed from that path. Handed back to a full install: a VCS
+    checkout or an editable project, a directory or a remote direct URL (pip would fetch it again anyway), and an
+    sdist that needs an isolated build (its build requirements come from the index).
+    """
+    credentials = credentials or {}
+    requirements, links = [], []
+    for item in planned:
+        info = item.download or {}
+        url = info.get('url')
+        if not url or not isinstance(url, str):
+            return None, None, 'the report names no file for %s %s' % (item.name, item.version)
+        archive = info.get('archive_info')
+        file_name = url.split('#', 1)[0].split('?', 1)[0].rsplit('/', 1)[-1]
+        if not isinstance(archive, dict):
+            return None, None, '%s %s is a %s' % (item.name, item.version, 'VCS checkout' if info.get('vcs_info')
+                                                  else 'project directory')
+        is_wheel = file_name.endswith('.whl')
+        if not is_wheel and build_isolation:
+            return None, None, '%s %s is built from %s with build isolation (its build requirements come from the ' \
+                               'index)' % (item.name, item.version, file_name)
+        if item.is_direct:
+            if not (is_wheel and url.startswith('file://')):
+                return None, None, '%s %s is given as %s' % (item.name, item.version, url)
+            from urllib.parse import unquote  # pylint: disable=import-outside-toplevel
+            requirements.append(unquote(url[len('file://'):]))
+            continue
+        digest = _report_hash(archive)
+        link = _with_credentials(url.split('#', 1)[0], credentials) + ('#%s' % digest if digest else '')
+        links.append((link, file_name))
+        requirements.append('%s==%s' % (item.name, item.version))
+    return requirements, links, None
+
+
+def links_page(links):
+    """A find-links page (PEP 503 anchors) listing exactly `links`."""
+    import html  # pylint: disable=import-outside-toplevel
+    rows = ''.join('<a href="%s">%s</a>\n' % (html.escape(url, quote=True), html.escape(name)) for url, name in links)
+    return '<!DOCTYPE html>\n<html><body>\n%s</body></html>\n' % rows
+
+
+def exact_install_args(python, params, requirements, page, log_path=None):
+    """`pip install --no-index --find-links=<page> --no-deps` of exactly the planned files (see exact_install).
+
+    The task's constraints, --pre, --no-build-isolation, --force-reinstall and extra_args apply as in the full
+    install; the indexes do not (the page lists the chosen files), nor does a requirements file (the plan replaces it).
+    """
+    args = [python, '-m', 'pip', 'install'] + COMMON_FLAGS + ['--retries', '0']
+    if log_path:
+        args.append('--log=%s' % log_path)
+    args += ['--no-index', '--find-links=%s' % page, '--no-deps']
+    if params.get('pre'):
+        args.append('--pre')
+    if params.get('no_build_isolation'):
+        args.append('--no-build-isolation')
+    if params.get('state') == 'forcereinstall':
+        args.append('--force-reinstall')
+    for path in params.get('constraints') or []:
+        args.append('--constraint=%s' % path)
+    args += list(params.get('extra_args') or [])
+    return args + ['--'] + list(requirements)

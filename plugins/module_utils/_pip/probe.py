@@ -10,12 +10,22 @@ venv's own site-packages (plus the system site-packages when the venv was create
 It finds distributions like importlib.metadata does (*.dist-info and *.egg-info in each sys.path
 directory, first one wins) but reads only the header block of each METADATA file: a venv of
 300 real distributions has megabytes of long descriptions that the decision never needs.
+
+The probe also returns the stat (mtime, ctime, size, inode) of everything it read: each sys.path
+directory, each .dist-info/.egg-info directory and the files read in it, and the .pth files (which
+add sys.path entries). That is the key of a snapshot (`<venv>/.pip-constrained-snapshot.json`)
+that later tasks read instead of running the venv's python again, as long as every one of those
+stats, the interpreter, pyvenv.cfg and the kernel are unchanged: an install, a removal or a hand
+edit changes a directory's or a file's stat. A snapshot whose files changed within RACY_SECONDS of
+the probe is not stored (a change in the same clock tick could leave a stat unchanged).
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import hashlib
 import json
+import os
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 
@@ -70,10 +80,22 @@ def read(path, name):
     except (OSError, ValueError):
         return None
 
+keys = []   # [path, stat]: what a snapshot of this result depends on
+
+def key(path):
+    try:
+        s = os.stat(path)
+        keys.append([path, [s.st_mtime_ns, s.st_ctime_ns, s.st_size, s.st_ino]])
+    except OSError:
+        keys.append([path, None])
+
 dists = []
 legacy = []
 for entry in sys.path:
-    if not entry or not os.path.isdir(entry):
+    if not entry:
+        continue
+    key(entry)
+    if not os.path.isdir(entry):
         continue
     try:
         listing = os.listdir(entry)   # directory order, as importlib.metadata (and so pip) meets them
@@ -83,6 +105,14 @@ for entry in sys.path:
         if base.startswith("~"):
             continue  # pip's leftovers of an interrupted uninstall ("~orch-2.12.0.dist-info")
         path = os.path.join(entry, base)
+        if base.endswith(".pth"):
+            key(path)
+            continue
+        if base.endswith((".dist-info", ".egg-info")):
+            key(path)
+            for name in ("METADATA", "direct_url.json") if base.endswith(".dist-info") else (
+                    "PKG-INFO", "METADATA", "requires.txt", "direct_url.json"):
+                key(os.path.join(path, name))
         if base.endswith(".dist-info"):
             try:
                 meta = headers(head(os.path.join(path, "METADATA")))
@@ -173,6 +203,7 @@ out = {
     },
     "dists": dists,
     "tags": tag_facts(),
+    "keys": keys,
 }
 sys.stdout.write("%s\n%s\n" % ("@@primus-pip-probe@@", json.dumps(out)))
 '''
@@ -230,8 +261,8 @@ class Probe(object):
         return dict((key, (d.name, d.version)) for key, d in self.dists.items())
 
 
-def parse_probe(stdout):
-    """Parse the probe's output into a Probe. Raises ProbeError with a readable reason."""
+def probe_payload(stdout):
+    """The probe's JSON result from its output. Raises ProbeError with a readable reason."""
     text = stdout or ''
     idx = text.rfind(PROBE_MARKER)
     if idx < 0:
@@ -245,6 +276,16 @@ def parse_probe(stdout):
         raise ProbeError('the probe printed invalid JSON: %s' % exc)
     if not isinstance(data, dict) or not isinstance(data.get('dists'), list):
         raise ProbeError('the probe result has no distribution list')
+    return data
+
+
+def parse_probe(stdout):
+    """Parse the probe's output into a Probe. Raises ProbeError with a readable reason."""
+    return probe_from_data(probe_payload(stdout))
+
+
+def probe_from_data(data):
+    """A Probe from the probe's JSON result (fresh, or read from a snapshot)."""
     dists = {}
     for entry in data['dists']:
         name, version, requires, direct, path, stamp, extras = (list(entry) + [None] * 7)[:7]
@@ -261,6 +302,110 @@ def parse_probe(stdout):
                 direct_url = None
         dists[key] = Dist(name, key, str(version), list(requires or []), direct_url, path, stamp, extras)
     return Probe(data, dists)
+
+
+# ---- the snapshot: the probe's result, reused while nothing it read has changed ----------------
+
+SNAPSHOT_NAME = '.pip-constrained-snapshot.json'
+# A new probe (another collection version) never reads an older probe's snapshot.
+SNAPSHOT_FORMAT = hashlib.sha256(PROBE_SCRIPT.encode('utf-8')).hexdigest()[:16]
+# Files changed this recently are not trusted to show a later change in their stat (a change within
+# the same timestamp tick keeps the mtime; network file systems may stamp in whole seconds).
+RACY_SECONDS = 2.0
+
+
+def file_stat(path):
+    """[mtime_ns, ctime_ns, size, inode] of path (following links), or None when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+
+
+def snapshot_path(venv):
+    return os.path.join(venv, SNAPSHOT_NAME)
+
+
+def interpreter_key(venv, python):
+    """What the probe's interpreter facts (version, markers, tags, sys.path) depend on, outside site-packages."""
+    real = os.path.realpath(python)
+    # mtime, size and inode, not ctime: a shared interpreter's ctime moves with every chmod or hard link made to it
+    # (seen on a build host), which is no change to what it runs.
+    binary = [(st[0], st[2], st[3]) if st else None for st in (file_stat(python), file_stat(real))]
+    try:
+        libc = os.confstr('CS_GNU_LIBC_VERSION')
+    except (AttributeError, ValueError, OSError):
+        libc = None
+    return {'format': SNAPSHOT_FORMAT, 'python': [python, real] + [list(b) if b else None for b in binary],
+            'pyvenv': file_stat(os.path.join(venv, 'pyvenv.cfg')), 'uname': list(os.uname()), 'libc': libc}
+
+
+def racy(data, started):
+    """True when something the probe read changed less than RACY_SECONDS before it started."""
+    limit = int((started - RACY_SECONDS) * 1e9)
+    return any(stat is not None and stat[0] >= limit for _path, stat in data.get('keys') or [])
+
+
+def save_snapshot(venv, python, data, started):
+    """Store the probe's result for later tasks; returns 'saved', or why not ('racy', 'no keys', an OS error)."""
+    if not isinstance(data.get('keys'), list) or not data['keys']:
+        return 'no keys'
+    if racy(data, started):
+        return 'racy'
+    path = snapshot_path(venv)
+    text = json.dumps({'key': interpreter_key(venv, python), 'probe': data}, sort_keys=True)
+    try:
+        import tempfile  # pylint: disable=import-outside-toplevel
+        fd, tmp = tempfile.mkstemp(prefix=SNAPSHOT_NAME + '.', dir=venv)   # mode 0600
+        try:
+            with os.fdopen(fd, 'w') as handle:
+                handle.write(text)
+            os.rename(tmp, path)
+        except BaseException:
+            os.remove(tmp)
+            raise
+    except (IOError, OSError) as exc:
+        return 'not written: %s' % exc
+    return 'saved'
+
+
+def load_snapshot(venv, python):
+    """(the probe's result, None) from a valid snapshot, or (None, why not). Never trusts a changed key.
+
+    Valid: a regular file owned by this user and writable by no one else, of this probe format, for the same
+    interpreter, pyvenv.cfg and kernel, and every path the probe read has the same stat (or is still missing).
+    """
+    path = snapshot_path(venv)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None, 'none'
+    if not os.path.isfile(path) or os.path.islink(path) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return None, 'not trusted (not a regular file of this user, or writable by others)'
+    try:
+        with open(path) as handle:
+            stored = json.load(handle)
+        data = stored['probe']
+        if stored['key'] != interpreter_key(venv, python):
+            return None, 'stale (the interpreter, pyvenv.cfg or the kernel changed)'
+        keys = data['keys']
+        if not isinstance(data.get('dists'), list) or not isinstance(keys, list) or not keys:
+            return None, 'unreadable'
+        for entry, stat in keys:
+            if file_stat(entry) != stat:
+                return None, 'stale (%s changed)' % entry
+    except (IOError, OSError, ValueError, KeyError, TypeError) as exc:
+        return None, 'unreadable (%s)' % exc
+    return data, None
+
+
+def drop_snapshot(venv):
+    """Remove the snapshot (before pip changes the venv: it must never outlive what it describes)."""
+    try:
+        os.remove(snapshot_path(venv))
+    except OSError:
+        pass
 
 
 def probe_command(python):

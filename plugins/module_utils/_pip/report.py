@@ -23,9 +23,9 @@ class ReportError(Exception):
 
 
 class Planned(object):
-    __slots__ = ('name', 'key', 'version', 'requested', 'requires', 'extras', 'url', 'is_direct')
+    __slots__ = ('name', 'key', 'version', 'requested', 'requires', 'extras', 'url', 'is_direct', 'download')
 
-    def __init__(self, name, key, version, requested, requires, extras, url, is_direct):
+    def __init__(self, name, key, version, requested, requires, extras, url, is_direct, download=None):
         self.name = name
         self.key = key
         self.version = version
@@ -34,6 +34,7 @@ class Planned(object):
         self.extras = extras
         self.url = url
         self.is_direct = is_direct
+        self.download = download or {}   # the report's download_info: url, and archive_info/dir_info/vcs_info
 
     def __repr__(self):
         return 'Planned(%s==%s)' % (self.name, self.version)
@@ -59,7 +60,7 @@ def parse_report(pk, text):
         download = entry.get('download_info') or {}
         out.append(Planned(name, pk.canonicalize_name(name), str(meta['version']), bool(entry.get('requested')),
                            list(meta.get('requires_dist') or []), list(entry.get('requested_extras') or []),
-                           download.get('url'), bool(entry.get('is_direct'))))
+                           download.get('url'), bool(entry.get('is_direct')), download))
     return out
 
 

@@ -24,7 +24,6 @@ import codecs
 import os
 import re
 import shlex
-import zipfile
 
 try:
     from urllib.parse import unquote, urlsplit
@@ -590,6 +589,8 @@ def _headers(text):
 
 def wheel_metadata(path):
     """(requires, provides_extra) from a local wheel's .dist-info/METADATA, or (None, None) if unreadable."""
+    # Imported here: only a wheel given by path needs it, not every task's start-up.
+    import zipfile  # pylint: disable=import-outside-toplevel
     try:
         with zipfile.ZipFile(path) as archive:
             names = [n for n in archive.namelist() if n.count('/') == 1 and n.endswith('.dist-info/METADATA')]

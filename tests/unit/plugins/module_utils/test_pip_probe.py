@@ -1,14 +1,18 @@
 """The probe: one run of the venv's python prints its distributions and marker environment."""
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
+import time
 from importlib import metadata
 
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import (
-    PROBE_MARKER, PROBE_SCRIPT, ProbeError, parse_probe, probe_command)
+    PROBE_MARKER, PROBE_SCRIPT, RACY_SECONDS, SNAPSHOT_NAME, ProbeError, drop_snapshot, load_snapshot, parse_probe,
+    probe_command, probe_from_data, probe_payload, save_snapshot)
 
 
 def write_dist(site, name, version, requires=(), direct_url=None, dirname=None, extras=()):
@@ -178,3 +182,105 @@ def test_metadata_spelling_is_kept_for_display_where_it_agrees_with_the_director
     write_dist(tmp_path, "Cuda-App", "1.0", dirname="cuda_app-1.0.dist-info")
     dist = parse_probe(run_script(tmp_path)).dists["cuda-app"]
     assert (dist.name, dist.version) == ("Cuda-App", "1.0")
+
+
+# ---- the snapshot: the probe's result for later tasks, while nothing it read has changed ----------
+
+def snapshot_venv(tmp_path, age=10):
+    """A venv-like directory (pyvenv.cfg, site-packages with two distributions), every mtime `age` seconds old."""
+    venv = tmp_path / "venv"
+    site = venv / "site"
+    site.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    write_dist(site, "alpha", "1.0", requires=["beta>=1"])
+    write_dist(site, "beta", "2.0")
+    (site / "extra.pth").write_text(str(tmp_path / "nowhere") + "\n")
+    backdate(site, age)
+    return str(venv), site
+
+
+def backdate(path, age):
+    when = time.time() - age
+    for root, dirs, files in os.walk(str(path)):
+        for name in dirs + files:
+            os.utime(os.path.join(root, name), (when, when))
+    os.utime(str(path), (when, when))
+
+
+def probe_data(site):
+    return probe_payload(run_script(site))
+
+
+def test_a_snapshot_is_stored_and_read_back_while_nothing_changed(tmp_path):
+    venv, site = snapshot_venv(tmp_path)
+    data = probe_data(site)
+    read = set(k[0] for k in data["keys"])
+    assert {str(site), str(site / "extra.pth"), str(site / "alpha-1.0.dist-info" / "METADATA")} <= read
+    assert save_snapshot(venv, sys.executable, data, time.time()) == "saved"
+    mode = os.stat(os.path.join(venv, SNAPSHOT_NAME)).st_mode
+    assert stat.S_IMODE(mode) == 0o600
+    loaded, why = load_snapshot(venv, sys.executable)
+    assert why is None and probe_from_data(loaded).dists["alpha"].requires == ["beta>=1"]
+
+
+@pytest.mark.parametrize("change", ["install", "remove", "edit_metadata", "add_direct_url", "edit_pth"])
+def test_any_change_to_what_the_probe_read_invalidates_the_snapshot(tmp_path, change):
+    venv, site = snapshot_venv(tmp_path)
+    assert save_snapshot(venv, sys.executable, probe_data(site), time.time()) == "saved"
+    info = site / "beta-2.0.dist-info"
+    if change == "install":
+        write_dist(site, "gamma", "1.0")
+    elif change == "remove":
+        shutil.rmtree(str(info))
+    elif change == "edit_metadata":   # same size: only the stat's times tell
+        text = (info / "METADATA").read_text()
+        (info / "METADATA").write_text(text.replace("Version: 2.0", "Version: 3.0"))
+    elif change == "add_direct_url":
+        (info / "direct_url.json").write_text('{"url": "file:///x", "dir_info": {"editable": true}}')
+    else:
+        (site / "extra.pth").write_text(str(tmp_path / "elsewhere") + "\n")
+    loaded, why = load_snapshot(venv, sys.executable)
+    assert loaded is None and why.startswith("stale")
+    # the next probe sees the change (and, its files being fresh, is not stored: a change in the same tick is invisible)
+    fresh = probe_data(site)
+    assert save_snapshot(venv, sys.executable, fresh, time.time()) == "racy"
+
+
+def test_a_fresh_change_is_not_stored_but_an_old_one_is(tmp_path):
+    venv, site = snapshot_venv(tmp_path, age=0)
+    assert save_snapshot(venv, sys.executable, probe_data(site), time.time()) == "racy"
+    assert not os.path.exists(os.path.join(venv, SNAPSHOT_NAME))
+    backdate(site, RACY_SECONDS + 1)
+    assert save_snapshot(venv, sys.executable, probe_data(site), time.time()) == "saved"
+
+
+def test_a_snapshot_of_another_interpreter_probe_format_or_owner_is_not_trusted(tmp_path):
+    venv, site = snapshot_venv(tmp_path)
+    assert save_snapshot(venv, sys.executable, probe_data(site), time.time()) == "saved"
+    other = tmp_path / "python-other"
+    other.write_text("")
+    assert load_snapshot(venv, str(other))[1].startswith("stale")
+    path = os.path.join(venv, SNAPSHOT_NAME)
+    stored = json.loads(open(path).read())
+    stored["key"]["format"] = "0" * 16
+    with open(path, "w") as handle:
+        json.dump(stored, handle)
+    assert load_snapshot(venv, sys.executable)[1].startswith("stale")
+    os.chmod(path, 0o666)
+    assert load_snapshot(venv, sys.executable)[1].startswith("not trusted")
+    os.remove(path)
+    os.symlink(str(tmp_path / "elsewhere.json"), path)
+    assert load_snapshot(venv, sys.executable)[1].startswith("not trusted")
+    drop_snapshot(venv)
+    assert load_snapshot(venv, sys.executable) == (None, "none")
+
+
+def test_a_chmod_of_the_shared_interpreter_keeps_the_snapshot_but_a_new_binary_does_not(tmp_path):
+    venv, site = snapshot_venv(tmp_path)
+    python = tmp_path / "python3"
+    python.write_bytes(b"#!/bin/sh\n")
+    assert save_snapshot(venv, str(python), probe_data(site), time.time()) == "saved"
+    os.chmod(str(python), 0o755)   # its ctime moves; what it runs does not
+    assert load_snapshot(venv, str(python))[1] is None
+    python.write_bytes(b"#!/bin/sh\necho other\n")
+    assert load_snapshot(venv, str(python))[1].startswith("stale")

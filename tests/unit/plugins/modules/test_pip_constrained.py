@@ -691,3 +691,49 @@ def test_wheel_dir_check_mode_plans_the_requirement_and_runs_no_pip(monkeypatch,
     assert (entry["name"], entry["version"], entry["action"], entry["src"]) == ("tensorstore", "0.1.45", "build", None)
     assert "Tensorstore==0.1.45" in result["reasons"][0]
     assert venv.pip_calls() == [] and not (tmp_path / "wheels").exists()
+
+
+def test_after_a_dry_run_pip_installs_exactly_the_planned_files_without_a_second_resolve(monkeypatch, venv, tmp_path):
+    venv.add("pip", "23.2.1")
+    venv.dry_run = (0, "", "", report(("app", "1.0", True, ["helper"]), ("helper", "2.0", False, [])))
+    seen = {}
+
+    def install(args):
+        page = [a for a in args if a.startswith("--find-links=")][0].split("=", 1)[1]
+        with open(page) as handle:
+            seen["page"] = handle.read()
+        seen["mode"] = stat.S_IMODE(os.stat(page).st_mode)
+        venv.add("app", "1.0")
+        venv.add("helper", "2.0")
+        return 0, "Successfully installed app-1.0 helper-2.0", ""
+    venv.install = install
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["app"], forbid=["nvidia-*"],
+                                index_url="http://u:secret@i/simple")
+    assert not failed and result["changed"] is True and result["install_mode"] == "plan"
+    dry, inst = venv.pip_calls()
+    assert "--dry-run" in dry and "--dry-run" not in inst
+    assert "--no-index" in inst and "--no-deps" in inst and not any(a.startswith("--index-url") for a in inst)
+    assert inst[inst.index("--") + 1:] == ["app==1.0", "helper==2.0"]
+    assert 'href="http://u:secret@i/app-1.0.whl"' in seen["page"] and seen["mode"] == 0o600
+    assert "secret" not in json.dumps(result)
+
+
+def test_with_pip_configuration_the_install_resolves_again(monkeypatch, venv, tmp_path):
+    for key in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(key)
+    venv.add("pip", "23.2.1")
+    venv.dry_run = (0, "", "", report(("app", "1.0", True, [])))
+    venv.install = installer(venv, {"app": "1.0"})
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["app"], forbid=["nvidia-*"], use_pip_config=True,
+                                index_url="http://i/simple")
+    assert not failed and result["install_mode"] == "resolve"
+    assert venv.pip_calls()[-1][-2:] == ["--", "app"] and "--index-url=http://i/simple" in venv.pip_calls()[-1]
+
+
+def test_a_dry_run_that_plans_nothing_runs_no_install(monkeypatch, venv, tmp_path):
+    venv.add("pip", "23.2.1")
+    venv.add("app", "1.0", requires=["helper"])   # helper missing offline; pip finds nothing to do
+    venv.dry_run = (0, "", "", report())
+    venv.install = lambda args: pytest.fail("pip install must not run")
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["app"], forbid=["nvidia-*"])
+    assert not failed and result["changed"] is False and len(venv.pip_calls()) == 1
