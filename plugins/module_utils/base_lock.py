@@ -200,7 +200,8 @@ def read_lock(path):
     try:
         lst = os.lstat(path)
     except OSError as exc:
-        if exc.errno == errno.ENOENT:
+        # No lock, or a base that cannot be reached at all (preflight explains the base, not its lock).
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.ENAMETOOLONG):
             return None, ''
         return {'kind': 'unknown'}, 'it cannot be looked at (%s)' % (exc.strerror or exc)
     kind = file_kind(lst.st_mode)

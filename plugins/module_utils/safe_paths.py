@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import os
 import re
 import stat
 import unicodedata
@@ -40,6 +41,16 @@ PATH_MAX_DIR = 1024
 _CHAR_NAMES = {
     '\n': 'a newline', '\t': 'a tab', '\r': 'a carriage return', ' ': 'a space', '\x00': 'a NUL byte',
 }
+
+
+def kind_of(value):
+    """What a value is, in words for a message (never the value itself): 'a number', 'a mapping', ..."""
+    if isinstance(value, bool):
+        return 'true or false'
+    for kind, words in ((str, 'a string'), ((int, float), 'a number'), (dict, 'a mapping'), ((list, tuple), 'a list')):
+        if isinstance(value, kind):
+            return words
+    return 'empty' if value is None else type(value).__name__.replace('_AnsibleTagged', '').lower()
 
 
 def describe_char(char):
@@ -122,7 +133,7 @@ def check_dir(value, label, required=True, example=None):
         if value is None and not required:
             result['path'] = ''
             return result
-        result.update(problem='%s must be a string, got %s' % (label, type(value).__name__),
+        result.update(problem='%s must be a string, got %s' % (label, kind_of(value)),
                       fix='set it to an absolute path such as %s' % example)
         return result
     if value == '':
@@ -175,7 +186,7 @@ def check_command(value, label):
     if not value:
         return result
     if not isinstance(value, str):
-        result.update(problem='%s must be a string, got %s' % (label, type(value).__name__),
+        result.update(problem='%s must be a string, got %s' % (label, kind_of(value)),
                       fix='set it to the path of a Python interpreter')
         return result
     bad = _UNSAFE_RE.search(value)
@@ -276,7 +287,9 @@ def written_dir_problem(path, uid, lstat, owner_name=None, readlink=None, home='
         try:
             lst = lstat(current)
         except OSError as exc:
-            if getattr(exc, 'errno', None) == errno.ENOENT:   # the rest is created by the run
+            # Not there (the rest is created by the run), or not reachable by this user (nothing can be created
+            # there either: the check of whether PRIMUS_BASE can be created says so).
+            if getattr(exc, 'errno', None) in (errno.ENOENT, errno.EACCES):
                 return _nearest_problem(parent, previous, uid, name)
             return '%s cannot be looked at (%s)' % (current, getattr(exc, 'strerror', None) or exc)
         if stat.S_ISLNK(lst.st_mode):
@@ -327,3 +340,18 @@ def base_entries_problem(entries, has):
     shown = ', '.join(visible(e) for e in foreign[:5]) + (', ...' if len(foreign) > 5 else '')
     return ('is not empty and is not a base of primus.trainenv (it has no state/ directory and holds %s, which a run '
             'of this collection never writes)' % shown)
+
+
+def read_regular(path, limit):
+    """The first ``limit`` bytes of a regular file, never blocking: a FIFO, device or directory at the path is not
+    opened (a FIFO's open blocks until a writer comes), and the open is non-blocking besides (a file swapped for a
+    FIFO in between). Raises OSError (ENOENT when there is nothing, EINVAL for what is not a regular file)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, 'not a regular file', path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, 'not a regular file', path)
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)

@@ -33,6 +33,7 @@ import glob
 import os
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import read_regular
 
 MARKER = 'primus-trainenv.cfg'
 MARKER_HEADER = '# primus.trainenv'
@@ -47,10 +48,9 @@ def read_marker(venv):
     if not os.path.lexists(path):
         return '', ''
     try:
-        with open(path) as handle:
-            lines = handle.read().splitlines()
+        lines = read_regular(path, 64 * 1024).decode('utf-8').splitlines()
     except (IOError, OSError, UnicodeDecodeError) as exc:
-        return 'invalid', 'cannot be read (%s)' % exc
+        return 'invalid', 'cannot be read (%s)' % (getattr(exc, 'strerror', None) or type(exc).__name__)
     if not lines or not lines[0].startswith(MARKER_HEADER):
         return 'invalid', 'does not start with %r' % MARKER_HEADER
     values = dict(tuple(part.strip() for part in line.split('=', 1)) for line in lines[1:] if '=' in line)
@@ -64,8 +64,7 @@ def made_at(venv):
     3.11+ writes it), '' when there is none. A venv's scripts and activate hold that path, so a copy of it elsewhere
     (cp -a of a whole base) still runs the original."""
     try:
-        with open(os.path.join(venv, 'pyvenv.cfg'), 'rb') as handle:
-            text = handle.read(64 * 1024).decode('utf-8', 'replace')
+        text = read_regular(os.path.join(venv, 'pyvenv.cfg'), 64 * 1024).decode('utf-8', 'replace')
     except (IOError, OSError):
         return ''
     for line in text.splitlines():

@@ -144,8 +144,8 @@ def _written(node):
     parts = []
     for name, seen in sorted((node.get('written_dirs') or {}).items()):
         if seen.get('problem'):
-            label = WRITTEN_LABELS.get(name, '%s/%s of PRIMUS_BASE' % (base, name))
-            parts.append('The %s directory %s (%s) %s. ' % (name, visible_text(seen.get('path')), label, seen['problem']))
+            label = WRITTEN_LABELS.get(name, 'under PRIMUS_BASE')
+            parts.append('The %s directory %s (%s) %s. ' % (name, _text(seen.get('path')), label, seen['problem']))
     if not parts:
         return ''
     return (''.join(parts) + 'Every directory a run writes must be a real directory of your own (not a link that '

@@ -48,10 +48,10 @@ TYPE_WORDS = {str: 'a string', list: 'a list', dict: 'a mapping', int: 'a number
 def release_problem(release, label):
     """Why a release name cannot be used ('' if it can)."""
     if not isinstance(release, str) or not RELEASE_NAME.match(release) or '..' in release:
+        shown = visible(release) if isinstance(release, str) else TYPE_WORDS.get(type(release), 'a value')
         return ("%s %s is not a release name: it must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
                 "or digit (such as v26.5), because it becomes a file name under releases/ and modulefiles/. Fix: set it "
-                "to a release this collection ships (v26.5)" % (label, visible(release if isinstance(release, str) else
-                                                                           TYPE_WORDS.get(type(release), 'a value'))))
+                "to a release this collection ships (v26.5)" % (label, shown))
     return ''
 
 
@@ -95,9 +95,9 @@ def load(path):
 def shape_problem(data):
     """Why the loaded YAML is not a pins file ('' if it is): the first missing or mistyped key, by its full name."""
     if not isinstance(data, dict) or 'primus_pins' not in data:
+        # What it holds is described by its type only: its keys could be any file's content (/etc/shadow's lines).
         return 'has no top-level primus_pins mapping (it holds %s)' % (
-            'the keys ' + ', '.join(visible(str(k)) for k in list(data)[:5]) if isinstance(data, dict)
-            else TYPE_WORDS.get(type(data), 'a value'))
+            'a mapping of %d other keys' % len(data) if isinstance(data, dict) else TYPE_WORDS.get(type(data), 'a value'))
     pins = data['primus_pins']
     if not isinstance(pins, dict):
         return 'primus_pins is %s, not a mapping' % TYPE_WORDS.get(type(pins), 'a value')

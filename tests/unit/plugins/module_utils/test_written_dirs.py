@@ -111,3 +111,12 @@ def test_a_copied_venv_is_told_from_the_original(tmp_path):
     assert venv_state.moved(obs)
     assert not venv_state.moved(dict(obs, made_at=str(venv)))
     assert not venv_state.moved(dict(obs, made_at=''))   # an older Python writes no command line: not judged
+
+
+def test_a_venv_marker_or_pyvenv_cfg_that_is_a_fifo_is_never_opened(tmp_path):
+    venv = tmp_path / 'venv'
+    venv.mkdir()
+    os.mkfifo(str(venv / venv_state.MARKER))
+    os.mkfifo(str(venv / 'pyvenv.cfg'))
+    assert venv_state.read_marker(str(venv)) == ('invalid', 'cannot be read (not a regular file)')
+    assert venv_state.made_at(str(venv)) == ''

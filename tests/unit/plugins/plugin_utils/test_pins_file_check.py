@@ -27,8 +27,8 @@ def test_a_release_that_is_not_a_name_is_refused(release):
 
 
 def test_an_unknown_release_lists_the_shipped_ones():
-    assert release_pins.problem('', 'v99.1', RELEASES).endswith('Fix: set primus_release to a release this collection '
-                                                                 'ships (v26.5).')
+    found = release_pins.problem('', 'v99.1', RELEASES)
+    assert found.endswith('Fix: set primus_release to a release this collection ships (v26.5).')
 
 
 def write_pins(tmp_path, change):
