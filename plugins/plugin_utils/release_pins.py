@@ -97,7 +97,7 @@ def shape_problem(data):
     if not isinstance(data, dict) or 'primus_pins' not in data:
         # What it holds is described by its type only: its keys could be any file's content (/etc/shadow's lines).
         return 'has no top-level primus_pins mapping (it holds %s)' % (
-            'a mapping of %d other keys' % len(data) if isinstance(data, dict) else TYPE_WORDS.get(type(data), 'a value'))
+            'a mapping of other keys' if isinstance(data, dict) else TYPE_WORDS.get(type(data), 'a value'))
     pins = data['primus_pins']
     if not isinstance(pins, dict):
         return 'primus_pins is %s, not a mapping' % TYPE_WORDS.get(type(pins), 'a value')

@@ -238,7 +238,7 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
         "pins-list": ({"primus_release_file": os.path.join(pins_dir, "list.yml")},
                       ["has no top-level primus_pins mapping (it holds a list)"]),
         "pins-other-mapping": ({"primus_release_file": os.path.join(pins_dir, "other.yml")},
-                               ["has no top-level primus_pins mapping (it holds a mapping of 2 other keys)"]),
+                               ["has no top-level primus_pins mapping (it holds a mapping of other keys)"]),
         "pins-missing-key": ({"primus_release_file": os.path.join(pins_dir, "missing-key.yml")}, ["has no primus_pins.te."]),
         "pins-missing-subkey": ({"primus_release_file": os.path.join(pins_dir, "missing-subkey.yml")},
                                 ["has no primus_pins.torch.packages."]),
