@@ -2,8 +2,8 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""preflight_problems: preflight's checks before the lock; check_results: verify's verdicts (each documented in a
-YAML file of its name next to this one).
+"""preflight_problems: preflight's checks before the lock; pins_file_problem: the release and its pins file;
+check_results: verify's verdicts (each documented in a YAML file of its name next to this one).
 
 The logic of preflight_problems is plugins/plugin_utils/preflight_checks.py.
 """
@@ -17,7 +17,7 @@ import signal
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.plugin_utils import preflight_checks
+from ansible_collections.primus.trainenv.plugins.plugin_utils import preflight_checks, release_pins
 
 
 def preflight_problems(facts):
@@ -27,6 +27,11 @@ def preflight_problems(facts):
     except (KeyError, TypeError, AttributeError) as exc:
         raise AnsibleFilterError('preflight_problems: the facts lack %s (settings, inputs, node, pins and paths are '
                                  'needed, as roles/primus publishes them)' % exc)
+
+
+def pins_file_problem(release_file, release, releases_dir):
+    """Why the release or its pins file cannot be used, before Ansible reads it ('' when it can)."""
+    return release_pins.problem(release_file, release, releases_dir)
 
 
 def _last(lines):
@@ -114,4 +119,4 @@ class FilterModule(object):
 
     def filters(self):
         return {'preflight_problems': preflight_problems, 'check_results': check_results,
-                'launch_result': launch_result}
+                'launch_result': launch_result, 'pins_file_problem': pins_file_problem}

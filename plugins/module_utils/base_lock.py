@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import signal
+import stat
 import time
 
 LOCK_NAME = '.primus.lock'
@@ -160,8 +161,13 @@ def refusal(base, verdict, holder, here, now=None):
     lock = lock_path(base)
     if verdict == 'unreadable':
         why = holder.get('problem') or 'it is not a lock record of primus.trainenv'
+        if holder.get('kind', 'file') != 'file':
+            # Not a file this collection ever makes: nothing is suggested for removal (it may be someone's data).
+            return ("PRIMUS_BASE %s cannot be locked: %s is in the way (%s). primus.trainenv only ever writes a regular "
+                    "file there. Fix: look at what it is and move it out of the base (mv '%s' '%s.moved'), or choose "
+                    "another PRIMUS_BASE, then run again. Nothing was changed." % (base, lock, why, lock, lock))
         return ("PRIMUS_BASE %s is locked by %s, which cannot be read as a lock of primus.trainenv (%s). If no run is "
-                "using this base, remove it: rm '%s', then run again." % (base, lock, why, lock))
+                "using this base, remove that file: rm -f '%s', then run again." % (base, lock, why, lock))
     who = describe(holder, now)
     if verdict == 'same_run':
         return ("PRIMUS_BASE %s is already being built in this same run for inventory host %s (%s). Nodes that share "
@@ -181,22 +187,60 @@ def refusal(base, verdict, holder, here, now=None):
 
 # --------------------------------------------------------------------------- the node side
 
+# A lock record is a few hundred bytes; more is not a record (and is not read).
+MAX_RECORD = 64 * 1024
+
+
 def read_lock(path):
-    """(record, problem): record None and problem '' when there is no lock."""
+    """(record, problem): record None and problem '' when there is no lock.
+
+    Only a regular file is opened (a FIFO would block the read forever, a device or a directory is no record), and
+    with O_NONBLOCK, so a file swapped for a FIFO in between cannot block either. A record that cannot be used is
+    described by what it is ({'kind': ...}), never by its content."""
     try:
-        with open(path) as handle:
-            text = handle.read()
+        lst = os.lstat(path)
+    except OSError as exc:
+        # No lock, or a base that cannot be reached at all (preflight explains the base, not its lock).
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.ENAMETOOLONG):
+            return None, ''
+        return {'kind': 'unknown'}, 'it cannot be looked at (%s)' % (exc.strerror or exc)
+    kind = file_kind(lst.st_mode)
+    if kind != 'file':
+        return {'kind': kind}, 'it is %s, not a lock file' % KIND_WORDS[kind]
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {'kind': 'other'}, 'it is not a regular file'
+            data = os.read(fd, MAX_RECORD + 1)
+        finally:
+            os.close(fd)
     except (IOError, OSError) as exc:
         if exc.errno == errno.ENOENT:
             return None, ''
-        return None, 'cannot read %s: %s' % (path, exc)
+        return {'kind': 'file'}, 'it cannot be read (%s)' % (exc.strerror or exc)
+    if len(data) > MAX_RECORD:
+        return {'kind': 'file'}, 'it is larger than a lock record (more than %d bytes)' % MAX_RECORD
     try:
-        record = json.loads(text)
+        record = json.loads(data.decode('utf-8'))
     except ValueError:
-        return {'raw': text[:200]}, 'it is not JSON'
+        return {'kind': 'file'}, 'it is not a JSON lock record'
     if not isinstance(record, dict):
-        return {'raw': text[:200]}, 'it is not a JSON object'
+        return {'kind': 'file'}, 'it is not a JSON object'
     return record, ''
+
+
+KIND_WORDS = {'dir': 'a directory', 'fifo': 'a named pipe (FIFO)', 'link': 'a symbolic link', 'socket': 'a socket',
+              'device': 'a device', 'other': 'not a regular file', 'file': 'a regular file'}
+
+
+def file_kind(mode):
+    """'file', 'dir', 'link', 'fifo', 'socket', 'device' or 'other' of an lstat mode."""
+    for test, kind in ((stat.S_ISREG, 'file'), (stat.S_ISDIR, 'dir'), (stat.S_ISLNK, 'link'), (stat.S_ISFIFO, 'fifo'),
+                       (stat.S_ISSOCK, 'socket'), (stat.S_ISCHR, 'device'), (stat.S_ISBLK, 'device')):
+        if test(mode):
+            return kind
+    return 'other'
 
 
 def _unique(path, record):

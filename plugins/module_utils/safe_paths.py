@@ -16,6 +16,8 @@ Runs on the controller (filters) and on the target (node_info) with Python 3.8+;
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import errno
+import os
 import re
 import stat
 import unicodedata
@@ -41,10 +43,22 @@ _CHAR_NAMES = {
 }
 
 
+def kind_of(value):
+    """What a value is, in words for a message (never the value itself): 'a number', 'a mapping', ..."""
+    if isinstance(value, bool):
+        return 'true or false'
+    for kind, words in ((str, 'a string'), ((int, float), 'a number'), (dict, 'a mapping'), ((list, tuple), 'a list')):
+        if isinstance(value, kind):
+            return words
+    return 'empty' if value is None else type(value).__name__.replace('_AnsibleTagged', '').lower()
+
+
 def describe_char(char):
     """A character as a reader can see it in a message: "'$' (U+0024)", "a newline (U+000A)"."""
     name = _CHAR_NAMES.get(char)
     code = 'U+%04X' % ord(char)
+    if 0xDC80 <= ord(char) <= 0xDCFF:   # a byte that was not UTF-8, as Python decodes it (surrogateescape)
+        return 'the byte 0x%02x, which is not UTF-8 (a name in another encoding)' % (ord(char) - 0xDC00)
     if name:
         return '%s (%s)' % (name, code)
     if unicodedata.category(char).startswith(('C', 'Z')):
@@ -71,9 +85,18 @@ def visible(value):
             out.append('\\r')
         elif ord(char) < 0x100:
             out.append('\\x%02x' % ord(char))
+        elif 0xDC80 <= ord(char) <= 0xDCFF:
+            out.append('\\x%02x' % (ord(char) - 0xDC00))
         else:
             out.append('\\u%04x' % ord(char) if ord(char) < 0x10000 else '\\U%08x' % ord(char))
     return "'%s'" % ''.join(out)
+
+
+def printable(value):
+    """value with every character that cannot be written as UTF-8 (a non-UTF-8 byte of an environment variable,
+    surrogate-escaped) replaced by U+FFFD: what a setting with a problem is passed on as, so that no later task
+    fails on encoding it before preflight explains the problem."""
+    return value.encode('utf-8', 'replace').decode('utf-8') if isinstance(value, str) else value
 
 
 def normalise(path):
@@ -105,12 +128,12 @@ def check_dir(value, label, required=True, example=None):
     problem only when ``required``.
     """
     example = example or '$HOME/envs/primus-env'
-    result = {'path': value, 'given': value, 'problem': '', 'fix': ''}
+    result = {'path': printable(value), 'given': value, 'problem': '', 'fix': ''}
     if value is None or (not isinstance(value, str)):
         if value is None and not required:
             result['path'] = ''
             return result
-        result.update(problem='%s must be a string, got %s' % (label, type(value).__name__),
+        result.update(problem='%s must be a string, got %s' % (label, kind_of(value)),
                       fix='set it to an absolute path such as %s' % example)
         return result
     if value == '':
@@ -159,11 +182,11 @@ def check_dir(value, label, required=True, example=None):
 def check_command(value, label):
     """Check an interpreter setting (PRIMUS_PYTHON): empty, a command name, or an absolute path of safe
     characters. Returns the same shape as check_dir; a path is not normalised."""
-    result = {'path': value or '', 'given': value, 'problem': '', 'fix': ''}
+    result = {'path': printable(value) or '', 'given': value, 'problem': '', 'fix': ''}
     if not value:
         return result
     if not isinstance(value, str):
-        result.update(problem='%s must be a string, got %s' % (label, type(value).__name__),
+        result.update(problem='%s must be a string, got %s' % (label, kind_of(value)),
                       fix='set it to the path of a Python interpreter')
         return result
     bad = _UNSAFE_RE.search(value)
@@ -215,3 +238,120 @@ def private_dir_problem(lst, uid, owner_name=None):
     if lst.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return 'is writable by others (mode %04o)' % stat.S_IMODE(lst.st_mode)
     return ''
+
+
+# --------------------------------------------------------------------------- the directories a run writes, on the node
+
+# What a base of this collection holds (roles/primus: primus_paths under the base, the lock and its temporary
+# files). A non-empty directory is taken as a base only when it holds one of SIGNATURE (what only a run of this
+# collection leaves), or nothing but these names (a run that stopped early).
+BASE_ENTRIES = ('venv', 'state', 'logs', 'workspace', 'python', 'bin', 'env.sh', 'pip-constraints.txt', 'manifest',
+                'nltk_data', 'modulefiles', 'wheels')
+BASE_SIGNATURE = ('state', '.primus.lock', 'venv/primus-trainenv.cfg')
+TRUSTED_LINKS_TEXT = ('symlinks are followed only where the system put them: a link owned by root in a directory only '
+                      'root can write, outside your home (such as /home -> /users or /scratch -> /lustre/scratch)')
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+
+
+def _components(path):
+    """'/a/b/c' -> ['/a', '/a/b', '/a/b/c']."""
+    parts = [p for p in path.split('/') if p]
+    return ['/' + '/'.join(parts[:index + 1]) for index in range(len(parts))]
+
+
+def trusted_link(path, lst, parent_lst, home=''):
+    """Whether the symlink ``path`` (lst) in a directory (parent_lst) is the system's: owned by root, in a directory
+    only root can write, and not below the user's home (where root's own links are a user's links too). Any other
+    link could have been made by a user to point anywhere (/etc, another user's home)."""
+    below_home = bool(home) and home != '/' and path.startswith(home.rstrip('/') + '/')
+    return (lst.st_uid == 0 and parent_lst is not None and parent_lst.st_uid == 0
+            and not parent_lst.st_mode & _WRITABLE_BY_OTHERS and not below_home)
+
+
+def written_dir_problem(path, uid, lstat, owner_name=None, readlink=None, home=''):
+    """Why a directory a run writes (PRIMUS_BASE, the venv, state/ ...) must not be used ('' if it may).
+
+    Walks the path from / without following a link the walk has not judged: every symlink on it must be a trusted one
+    (trusted_link); the directory, when it exists, must be a real directory owned by ``uid`` that others cannot
+    write; when it does not exist, its nearest existing ancestor must not be another user's private directory (one
+    it could only be created in because that user left it writable). ``lstat`` is os.lstat (or a stand-in),
+    ``owner_name`` uid -> name, ``readlink`` os.readlink (for the message), ``home`` the user's home directory."""
+    name = owner_name or str
+    previous = None
+    parent = '/'
+    try:
+        previous = lstat('/')
+    except OSError:
+        previous = None
+    for current in _components(path):
+        try:
+            lst = lstat(current)
+        except OSError as exc:
+            # Not there (the rest is created by the run), or not reachable by this user (nothing can be created
+            # there either: the check of whether PRIMUS_BASE can be created says so).
+            if getattr(exc, 'errno', None) in (errno.ENOENT, errno.EACCES):
+                return _nearest_problem(parent, previous, uid, name)
+            return '%s cannot be looked at (%s)' % (current, getattr(exc, 'strerror', None) or exc)
+        if stat.S_ISLNK(lst.st_mode):
+            if not trusted_link(current, lst, previous, home):
+                target = ''
+                if readlink is not None:
+                    try:
+                        target = ' (to %s)' % visible(readlink(current))
+                    except OSError:
+                        target = ''
+                return ('%s is a symbolic link%s made by %s; %s, since a link can point anywhere (a system directory, '
+                        'another user\'s home)' % (current, target, name(lst.st_uid), TRUSTED_LINKS_TEXT))
+            try:
+                lst = lstat(current + '/.')   # the directory the trusted link points to
+            except OSError as exc:
+                return '%s cannot be looked at (%s)' % (current, getattr(exc, 'strerror', None) or exc)
+        elif current != path and not stat.S_ISDIR(lst.st_mode):
+            return '%s exists and is not a directory' % current
+        previous, parent = lst, current
+    if not stat.S_ISDIR(previous.st_mode):
+        return 'exists and is not a directory'
+    if previous.st_uid != uid:
+        return 'is owned by %s (uid %d), not by you' % (name(previous.st_uid), previous.st_uid)
+    if previous.st_mode & stat.S_IWOTH:
+        return 'is writable by every user (mode %04o)' % stat.S_IMODE(previous.st_mode)
+    return ''
+
+
+def _nearest_problem(parent, lst, uid, name):
+    """The nearest existing ancestor of a directory that does not exist yet: not another user's own directory."""
+    if lst is None or lst.st_uid in (0, uid) or lst.st_mode & stat.S_ISVTX:
+        return ''
+    return ('does not exist and would be created in %s, a directory of user %s (uid %d)'
+            % (parent, name(lst.st_uid), lst.st_uid))
+
+
+def base_entries_problem(entries, has):
+    """Why an existing, non-empty PRIMUS_BASE is not recognisably a base of this collection ('' if it is).
+
+    entries: the names in it; has(relative path) -> whether that entry exists (for BASE_SIGNATURE)."""
+    if not entries:
+        return ''
+    if any(has(mark) for mark in BASE_SIGNATURE):
+        return ''
+    foreign = sorted(e for e in entries if e not in BASE_ENTRIES and not e.startswith('.primus.lock'))
+    if not foreign:
+        return ''
+    shown = ', '.join(visible(e) for e in foreign[:5]) + (', ...' if len(foreign) > 5 else '')
+    return ('is not empty and is not a base of primus.trainenv (it has no state/ directory and holds %s, which a run '
+            'of this collection never writes)' % shown)
+
+
+def read_regular(path, limit):
+    """The first ``limit`` bytes of a regular file, never blocking: a FIFO, device or directory at the path is not
+    opened (a FIFO's open blocks until a writer comes), and the open is non-blocking besides (a file swapped for a
+    FIFO in between). Raises OSError (ENOENT when there is nothing, EINVAL for what is not a regular file)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, 'not a regular file', path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, 'not a regular file', path)
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)

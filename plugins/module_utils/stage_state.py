@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 
 from collections.abc import Mapping
 
@@ -192,8 +193,29 @@ def stamp_problem(stage, data):
     return ''
 
 
-def read_stamps(state_dir):
-    """{stage: stamp} of every state/<stage>.json; an unusable one has a non-empty 'problem'."""
+# A stamp is a few kilobytes; a file much larger is not one of ours (and is not read whole).
+MAX_STAMP = 1024 * 1024
+
+
+def stamp_file_problem(path, uid):
+    """Why the file of a stamp is not one a run of this user wrote ('' if it is): it must be a regular file (not a
+    symlink that points anywhere, not a FIFO that would block the read) owned by ``uid``."""
+    try:
+        lst = os.lstat(path)
+    except OSError as exc:
+        return 'it cannot be looked at (%s)' % (exc.strerror or exc)
+    if stat.S_ISLNK(lst.st_mode):
+        return 'it is a symbolic link, not a stamp a run wrote'
+    if not stat.S_ISREG(lst.st_mode):
+        return 'it is not a regular file'
+    if uid is not None and lst.st_uid != uid:
+        return 'it is owned by uid %d, not by you' % lst.st_uid
+    return ''
+
+
+def read_stamps(state_dir, uid=None):
+    """{stage: stamp} of every state/<stage>.json; an unusable one has a non-empty 'problem' (also one that is not a
+    regular file of ``uid``'s, when given: stamp_file_problem)."""
     stamps = {}
     try:
         names = sorted(os.listdir(state_dir))
@@ -204,11 +226,24 @@ def read_stamps(state_dir):
         if ext != '.json' or not STAGE_NAME.match(stage):
             continue
         path = os.path.join(state_dir, name)
+        unsafe = stamp_file_problem(path, uid)
+        if unsafe:
+            stamps[stage] = {'problem': unsafe}
+            continue
         try:
-            with open(path, 'rb') as handle:
-                data = json.loads(handle.read().decode('utf-8'))
+            fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0))
+            try:
+                raw = os.read(fd, MAX_STAMP + 1)
+            finally:
+                os.close(fd)
+            if len(raw) > MAX_STAMP:
+                raise ValueError('larger than %d bytes' % MAX_STAMP)
+            data = json.loads(raw.decode('utf-8'))
         except (IOError, OSError, ValueError) as exc:
-            stamps[stage] = {'problem': 'it cannot be read as JSON (%s)' % exc}
+            # The reason, never the content (JSON errors quote no text; a decode error is named by its class).
+            why = exc.strerror if isinstance(exc, (IOError, OSError)) else type(exc).__name__ if \
+                isinstance(exc, UnicodeDecodeError) else str(exc).split(':')[0]
+            stamps[stage] = {'problem': 'it cannot be read as JSON (%s)' % why}
             continue
         problem = stamp_problem(stage, data)
         entry = dict(data) if isinstance(data, Mapping) else {}

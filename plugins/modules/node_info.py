@@ -64,6 +64,12 @@ options:
     description: Directory of the stage stamps to read (it does not need to exist). Empty means do not read.
     type: str
     default: ''
+  written_dirs:
+    description:
+      - Directories the run writes (the venv, state/, logs/ ...), by name, each checked as O(path) is - see
+        RV(written_dirs). O(path) itself is always checked (RV(base_problem)).
+    type: dict
+    default: {}
   private_dirs:
     description:
       - Directories this user must own alone (a build or cache directory), by name. C({user}) in a path stands for
@@ -224,6 +230,22 @@ private_dirs:
   type: dict
   sample: {"cache": {"path": "/tmp/primus-cache-trainer", "exists": true, "owner": "mallory", "mode": "0755",
            "problem": "is owned by mallory (uid 1001), not by you"}}
+base_problem:
+  description:
+    - Why O(path) must not be used as PRIMUS_BASE, empty when it may - a symlink on its path that the system did not
+      put there (not owned by root in a directory only root can write), an existing directory that is not a real
+      directory owned by this user or that every user can write, a directory to be created inside another user's,
+      or a non-empty directory that is not recognisably a base of this collection (no C(state/), lock or venv
+      marker, and names a run never writes).
+  returned: always
+  type: str
+  sample: /home/trainer/envs/x is a symbolic link (to '/etc') made by trainer; ...
+written_dirs:
+  description: For each directory of O(written_dirs) - C(path) and C(problem) (as RV(base_problem), without the
+    emptiness rule).
+  returned: always
+  type: dict
+  sample: {"state": {"path": "/home/trainer/envs/primus-env/state", "problem": ""}}
 commands:
   description: The commands of O(commands) found on C(PATH), with their paths.
   returned: always
@@ -284,7 +306,8 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, mountinfo, stage_state, venv_state
-from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import normalise, private_dir_problem, visible
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import (
+    base_entries_problem, normalise, private_dir_problem, visible, written_dir_problem)
 
 _VERSION_RE = re.compile(r'^(\d+)\.(\d+)$')
 
@@ -455,6 +478,25 @@ def look_at_file(path):
     return result
 
 
+def look_at_written_dir(path, uid, home):
+    if not path or not path.startswith('/'):
+        return {'path': path, 'problem': ''}   # preflight explains a relative or empty path
+    path = normalise(path)
+    return {'path': path, 'problem': written_dir_problem(path, uid, os.lstat, user_name, os.readlink, home)}
+
+
+def base_problem(path, uid, home):
+    """Why path must not be PRIMUS_BASE ('' if it may): written_dir_problem, then what an existing one holds."""
+    problem = written_dir_problem(path, uid, os.lstat, user_name, os.readlink, home)
+    if problem or not os.path.isdir(path):
+        return problem
+    try:
+        entries = os.listdir(path)
+    except OSError as exc:
+        return 'cannot be listed (%s)' % os_error_words(exc, user_name(uid))
+    return base_entries_problem(entries, lambda rel: os.path.lexists(os.path.join(path, rel)))
+
+
 def user_name(uid):
     try:
         return pwd.getpwuid(uid).pw_name
@@ -499,9 +541,10 @@ def os_release():
     return found
 
 
-def venv_info(module, path):
+def venv_info(module, path, base):
     obs = venv_state.inspect(path, pip_works(module))
-    obs['kind'], obs['problem'] = venv_state.classify(obs)
+    inside = bool(base) and os.path.isabs(base) and path.startswith(normalise(base).rstrip('/') + '/')
+    obs['kind'], obs['problem'] = venv_state.classify(obs, removable=inside)
     return obs
 
 
@@ -516,6 +559,7 @@ def main():
             private_dirs=dict(type='dict', default={}),
             files=dict(type='list', elements='str', default=[]),
             globs=dict(type='list', elements='str', default=[]),
+            written_dirs=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
@@ -529,6 +573,8 @@ def main():
         interpreters=dict((p, interpreter_version(module, p, user)) for p in module.params['interpreters'] if p),
         private_dirs=dict((name, look_at_private_dir(str(p or ''), user, os.geteuid()))
                           for name, p in module.params['private_dirs'].items()),
+        written_dirs=dict((name, look_at_written_dir(str(p or ''), os.geteuid(), home))
+                          for name, p in module.params['written_dirs'].items()),
         environment=dict((name, os.environ.get(name, ''))
                          for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT', 'NLTK_DATA')),
         hostname=socket.gethostname(), os=os_release(),
@@ -546,19 +592,20 @@ def main():
     # Only absolute paths are looked at (preflight explains a relative or empty base).
     if module.params['venv']:
         venv = module.params['venv']
-        node['venv'] = venv_info(module, os.path.normpath(venv)) if os.path.isabs(venv) else dict(
+        node['venv'] = venv_info(module, os.path.normpath(venv), module.params['path']) if os.path.isabs(venv) else dict(
             path=venv, kind='absent', problem='', debris=[], distributions={})
     if module.params['state_dir']:
         state_dir = module.params['state_dir']
-        node['stamps'] = stage_state.read_stamps(state_dir) if os.path.isabs(state_dir) else {}
+        node['stamps'] = stage_state.read_stamps(state_dir, os.geteuid()) if os.path.isabs(state_dir) else {}
 
     path = module.params['path']
     if not path or not os.path.isabs(path):
         problem = 'PRIMUS_BASE is not set' if not path else '%r is not an absolute path' % path
         module.exit_json(path=path, exists=False, is_dir=False, nearest_existing='', nearest_is_dir=False,
                          creatable=False, problem=problem, free_bytes=0, total_bytes=0,
-                         filesystem=filesystem_of(''), lock={}, **node)
+                         filesystem=filesystem_of(''), lock={}, base_problem='', **node)
     path = normalise(path)
+    node['base_problem'] = base_problem(path, os.geteuid(), home)
     # The base's lock as it is now (read only): a run on a locked base is refused from this, before its other checks.
     holder, lock_problem = base_lock.read_lock(base_lock.lock_path(path))
     node['lock'] = dict(holder, problem=lock_problem) if lock_problem and holder is not None else (holder or {})

@@ -212,6 +212,11 @@ def main():
         module.exit_json(changed=False, path=path, stamp=previous, previous=previous)
     text = json.dumps(stamp, indent=2, sort_keys=True) + '\n'
     if not module.check_mode:
+        state_dir = os.path.dirname(path)
+        if os.path.islink(state_dir):
+            module.fail_json(msg='the state directory %s is a symbolic link: the stamp of %s is not written through it '
+                             '(it could point outside the base). Fix: replace the link by a directory of its own.'
+                             % (state_dir, stage), path=path)
         try:
             write_atomic(path, text.encode('utf-8'), 0o644)
         except (IOError, OSError) as exc:

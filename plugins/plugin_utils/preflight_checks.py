@@ -18,6 +18,8 @@ import os
 import re
 
 from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import ArchError, KNOWN_ARCHS, normalize_arch_list
+from ansible_collections.primus.trainenv.plugins.module_utils import venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import visible
 
 TE_MODES = ('auto', 'wheel', 'source')
 JIT_CACHES = ('auto', 'node', 'base')
@@ -76,11 +78,21 @@ def _arch(settings):
     return ''
 
 
+# More parallel compile jobs than any node has CPUs is a typo (and a number this long is no setting at all).
+MAX_JOBS_LIMIT = 4096
+
+
 def _max_jobs(settings):
-    if re.match(r'^([1-9][0-9]*)?$', _text(settings.get('max_jobs') or '')):
+    text = _text(settings.get('max_jobs') or '')
+    if re.match(r'^([1-9][0-9]{0,3})?$', text) and (not text or int(text) <= MAX_JOBS_LIMIT):
         return ''
-    return ("MAX_JOBS (primus_max_jobs) must be a positive integer, got '%s'. Fix: set it to a number such as 16, "
-            "or unset it to derive it from the node's CPUs and memory." % _text(settings.get('max_jobs')))
+    shown = visible(text if len(text) <= 40 else text[:40] + '...')
+    if re.match(r'^[1-9][0-9]*$', text):
+        return ("MAX_JOBS (primus_max_jobs) is %s, more than %d parallel compile jobs. Fix: set it to at most the "
+                "node's CPUs (such as 16), or unset it to derive it from the node's CPUs and memory."
+                % (shown, MAX_JOBS_LIMIT))
+    return ("MAX_JOBS (primus_max_jobs) must be a positive integer, got %s. Fix: set it to a number such as 16, "
+            "or unset it to derive it from the node's CPUs and memory." % shown)
 
 
 def _jit_cache(settings):
@@ -109,6 +121,40 @@ def _usable(node):
             % (node.get('path'), node.get('user'), node.get('problem'),
                (', or make %s writable for %s' % (node.get('nearest_existing'), node.get('user')))
                if node.get('nearest_is_dir') else ''))
+
+
+WRITTEN_LABELS = {'venv': 'primus_venv_dir (VENV_DIR)', 'workspace': 'primus_workspace_dir (WORKSPACE_DIR)'}
+
+
+def _written(node):
+    """PRIMUS_BASE, then every directory the run writes: real directories of this user's, reached through no link a
+    user made; an existing base empty or recognisably one of this collection (node_info's base_problem)."""
+    base = node.get('path')
+    problem = node.get('base_problem')
+    if problem:
+        foreign = 'is not empty and is not a base' in problem
+        return ("PRIMUS_BASE %s %s. A run writes a venv, state/ and logs/ into PRIMUS_BASE, so it must be a directory of "
+                "your own that is empty or holds a base of this collection. Fix: %s. Nothing was created or changed."
+                % (visible_text(base), problem if problem.startswith(('is ', 'does ', 'exists ')) else
+                   'cannot be used: ' + problem,
+                   'choose a new directory for PRIMUS_BASE (it is created), e.g. export '
+                   'PRIMUS_BASE="$HOME/envs/primus-env"' if foreign else
+                   'give PRIMUS_BASE as a path of your own without such links (the resolved path, from realpath, if '
+                   'it is yours), e.g. "$HOME/envs/primus-env"'))
+    parts = []
+    for name, seen in sorted((node.get('written_dirs') or {}).items()):
+        if seen.get('problem'):
+            label = WRITTEN_LABELS.get(name, 'under PRIMUS_BASE')
+            parts.append('The %s directory %s (%s) %s. ' % (name, _text(seen.get('path')), label, seen['problem']))
+    if not parts:
+        return ''
+    return (''.join(parts) + 'Every directory a run writes must be a real directory of your own (not a link that '
+            'could point outside the base). Fix: replace the link by a directory of its own (move what it points to '
+            'back in place), or set the directory setting to a path of your own. Nothing was created or changed.')
+
+
+def visible_text(value):
+    return visible(_text(value))
 
 
 def _private(node):
@@ -155,14 +201,27 @@ def _python(settings, node, pins):
 
 def _venv(node, pins, paths):
     want = pins['python_version']
+    seen = node.get('venv') or {}
+    if seen.get('kind') == 'moved':
+        return ("PRIMUS_BASE %s: %s. Fix: run with the original PRIMUS_BASE (%s), or build a new environment in this "
+                "copy: %s, and remove its stamps (rm -rf '%s'), then run again. Nothing was changed or deleted."
+                % (paths.get('base'), seen.get('problem'), os.path.dirname(seen.get('made_at') or '') or '?',
+                   venv_state.removal(paths.get('venv'), _inside(paths, 'venv')), paths.get('state')))
     venv = (node.get('interpreters') or {}).get(paths.get('venv_python')) or {}
     if venv.get('exists') and venv.get('version') != want:
         return ("existing venv at %s is Python %s, but %s requires %s. The pinned torch nightly ships a cp312 Linux wheel "
-                "only, so an older venv cannot be upgraded in place. Remove it, then run the same ansible-playbook "
-                "command again: rm -rf '%s'. Nothing was changed or deleted."
+                "only, so an older venv cannot be upgraded in place. Fix: %s, then run the same ansible-playbook "
+                "command again. Nothing was changed or deleted."
                 % (paths.get('venv'), venv['version'] if venv.get('version')
-                   else 'unknown (its python %s)' % venv.get('error'), pins['release'], want, paths.get('venv')))
+                   else 'unknown (its python %s)' % venv.get('error'), pins['release'], want,
+                   venv_state.removal(paths.get('venv'), _inside(paths, 'venv'))))
     return ''
+
+
+def _inside(paths, name):
+    """Whether primus_paths[name] is inside PRIMUS_BASE (the user's own: a refusal may suggest removing it)."""
+    base = _text(paths.get('base')).rstrip('/')
+    return bool(base) and _text(paths.get(name)).startswith(base + '/')
 
 
 def _tools(settings, node):
@@ -184,6 +243,6 @@ def problems(facts):
     pins = facts['pins']
     found = [_base(settings), _directories(facts['inputs']), _te_mode(settings, pins), _arch(settings),
              _max_jobs(settings), _jit_cache(settings), _min_free_gib(settings),
-             _usable(node), _private(node), _space(settings, node), _python(settings, node, pins),
+             _written(node), _usable(node), _private(node), _space(settings, node), _python(settings, node, pins),
              _venv(node, pins, facts['paths']), _tools(settings, node)]
     return [message for message in found if message]

@@ -4,13 +4,18 @@ same unprivileged target user over SSH. Each case must stop its host with its ow
 change nothing - the digest of its base's nearest existing directory is the same before and after -
 and leave the target's interpreters untouched.
 """
+import copy
 import hashlib
+import json
 import os
+import pwd
+import re
 import shutil
 import stat
 import subprocess
 
 import pytest
+import yaml
 
 from harness import record_timing
 
@@ -67,7 +72,7 @@ def interpreters_digest(paths):
 
 
 @pytest.fixture(scope="module")
-def matrix(playbook, target, python310, python312, shared_dir):
+def matrix(playbook, target, world, python310, python312, shared_dir):
     """(run, cases): cases[name] = (message words, directories that must not change)."""
     home = target.home
     top = os.path.join(home, "bad-inputs-%d" % os.getpid())
@@ -166,8 +171,115 @@ def matrix(playbook, target, python310, python312, shared_dir):
         "jit-cache": ({"primus_jit_cache": "shared"}, ["primus_jit_cache", "auto, node, base", "shared"]),
         "mamba-cutlass": ({"primus_mamba_cutlass": "latest"}, ["primus_mamba_cutlass", "purge, pin", "latest"]),
     }
+    pins_dir = d("pins-files")
+    cases.update({
+        # More characters that are code in bash or Tcl, or invisible
+        "base-bang": ({"primus_base": d("base-bang", "a!b")}, ["contains '!' (U+0021)"]),
+        "base-hash": ({"primus_base": d("base-hash", "a#b")}, ["contains '#' (U+0023)"]),
+        "base-amp": ({"primus_base": d("base-amp", "a&b")}, ["contains '&' (U+0026)"]),
+        "base-pipe": ({"primus_base": d("base-pipe", "a|b")}, ["contains '|' (U+007C)"]),
+        "base-redirect": ({"primus_base": d("base-redirect", "a>b")}, ["contains '>' (U+003E)"]),
+        "base-paren": ({"primus_base": d("base-paren", "a(b)")}, ["contains '(' (U+0028)"]),
+        "base-question": ({"primus_base": d("base-question", "a?")}, ["contains '?' (U+003F)"]),
+        "base-tilde-inside": ({"primus_base": d("base-tilde-inside", "a~b")}, ["contains '~' (U+007E)"]),
+        "base-var": ({"primus_base": d("base-var", "${HOME}")}, ["contains '$' (U+0024)"]),
+        "base-cr": ({"primus_base": d("base-cr", "a\rb")}, ["contains a carriage return (U+000D)"]),
+        "base-zero-width": ({"primus_base": d("base-zero-width", "a\u200bb")},
+                            ["contains the invisible character ZERO WIDTH SPACE (U+200B)"]),
+        "base-rtl": ({"primus_base": d("base-rtl", "a\u202eb")}, ["(U+202E)"]),
+        "base-fullwidth-slash": ({"primus_base": d("base-fullwidth-slash", "a\uff0fb")}, ["(U+FF0F)"]),
+        # Hole 1: PRIMUS_BASE a real directory of the user's, empty or a base of this collection
+        "base-link-etc": ({"primus_base": d("base-link-etc", "envs")},
+                          ["PRIMUS_BASE '%s' cannot be used: %s is a symbolic link (to '/etc')"
+                           % (d("base-link-etc", "envs"), d("base-link-etc", "envs")), "realpath"]),
+        "base-link-parent": ({"primus_base": d("base-link-parent", "envs", "primus-env")},
+                             ["%s is a symbolic link (to '/etc')" % d("base-link-parent", "envs")]),
+        "base-link-own": ({"primus_base": d("base-link-own", "link")},
+                          ["%s is a symbolic link (to '%s')" % (d("base-link-own", "link"), d("base-link-own", "real")),
+                           "symlinks are followed only where the system put them"]),
+        "base-not-a-base": ({"primus_base": d("base-not-a-base", "docs")},
+                            ["is not empty and is not a base of primus.trainenv", "'notes.txt'",
+                             "choose a new directory for PRIMUS_BASE"]),
+        "base-home": ({"primus_base": home}, ["PRIMUS_BASE '%s' is not empty and is not a base of primus.trainenv" % home]),
+        "base-world-writable": ({"primus_base": d("base-world-writable", "open")}, ["is writable by every user (mode 0777)"]),
+        "venv-link": ({"primus_venv_dir": d("venv-link", "venv")},
+                      ["The venv directory %s (primus_venv_dir (VENV_DIR)) %s is a symbolic link"
+                       % (d("venv-link", "venv"), d("venv-link", "venv"))]),
+        "workspace-link": ({"primus_workspace_dir": d("workspace-link", "ws")},
+                           ["The workspace directory %s (primus_workspace_dir (WORKSPACE_DIR))" % d("workspace-link", "ws"),
+                            "is a symbolic link"]),
+        # Hole 6: what the run writes under the base is never reached through a link
+        "state-link": ({"primus_base": d("state-link", "base")},
+                       ["The state directory %s" % d("state-link", "base", "state"), "is a symbolic link (to '%s')"
+                        % d("state-link", "elsewhere")]),
+        "logs-link": ({"primus_base": d("logs-link", "base")}, ["The logs directory %s" % d("logs-link", "base", "logs"),
+                                                                "is a symbolic link"]),
+        "manifest-link": ({"primus_base": d("manifest-link", "base")}, ["The manifest directory", "is a symbolic link"]),
+        # The base's lock file: never opened unless it is a regular file, never rm advice for a directory
+        "lock-fifo": ({"primus_base": d("lock-fifo", "base")},
+                      ["is in the way (it is a named pipe (FIFO), not a lock file)", "mv '"]),
+        "lock-dir": ({"primus_base": d("lock-dir", "base")}, ["is in the way (it is a directory, not a lock file)", "mv '"]),
+        "lock-garbage": ({"primus_base": d("lock-garbage", "base")},
+                         ["cannot be read as a lock of primus.trainenv (it is not a JSON lock record)",
+                          "rm -f '%s/.primus.lock'" % d("lock-garbage", "base")]),
+        # Hole 2: the release name and its pins file
+        "release-dotdot": ({"primus_release": "../../etc/passwd", "primus_release_file": ""},
+                           ["primus_release '../../etc/passwd' is not a release name"]),
+        "release-slash": ({"primus_release": "v26.5/x", "primus_release_file": ""}, ["primus_release 'v26.5/x' is not a release name"]),
+        "release-unknown": ({"primus_release": "v99.1", "primus_release_file": ""},
+                            ["the pins file", "v99.1.yml' cannot be used: it does not exist", "ships (v26.5)"]),
+        "pins-release-dotdot": ({"primus_release_file": os.path.join(pins_dir, "release-dotdot.yml")},
+                                ["primus_pins.release '../../../../tmp/x' is not a release name"]),
+        "pins-source-name": ({"primus_release_file": os.path.join(pins_dir, "source-name.yml")},
+                             ["primus_pins.sources has the entry '../x', which is not a component name"]),
+        "pins-missing": ({"primus_release_file": os.path.join(pins_dir, "none.yml")},
+                         ["primus_release_file '%s' cannot be used: it does not exist" % os.path.join(pins_dir, "none.yml")]),
+        "pins-not-yaml": ({"primus_release_file": os.path.join(pins_dir, "not-yaml.yml")}, ["is not valid YAML at line"]),
+        "pins-list": ({"primus_release_file": os.path.join(pins_dir, "list.yml")},
+                      ["has no top-level primus_pins mapping (it holds a list)"]),
+        "pins-other-mapping": ({"primus_release_file": os.path.join(pins_dir, "other.yml")},
+                               ["has no top-level primus_pins mapping (it holds a mapping of other keys)"]),
+        "pins-missing-key": ({"primus_release_file": os.path.join(pins_dir, "missing-key.yml")}, ["has no primus_pins.te."]),
+        "pins-missing-subkey": ({"primus_release_file": os.path.join(pins_dir, "missing-subkey.yml")},
+                                ["has no primus_pins.torch.packages."]),
+        "pins-wrong-type": ({"primus_release_file": os.path.join(pins_dir, "wrong-type.yml")},
+                            ["primus_pins.sources is a list, not a mapping"]),
+        "pins-fifo": ({"primus_release_file": os.path.join(pins_dir, "fifo.yml")}, ["is not a regular file (a FIFO or a device)"]),
+        "pins-dir": ({"primus_release_file": pins_dir}, ["is a directory, not a pins file"]),
+        "pins-relative": ({"primus_release_file": "pins.yml"}, ["primus_release_file must be an absolute path, got 'pins.yml'"]),
+        "pins-binary": ({"primus_release_file": os.path.join(pins_dir, "binary.yml")}, ["is not UTF-8 text (byte 0)"]),
+        "pins-huge": ({"primus_release_file": os.path.join(pins_dir, "huge.yml")}, ["larger than any pins file"]),
+        # More settings
+        "max-jobs-huge": ({"primus_max_jobs": "99999999999999999999"}, ["MAX_JOBS (primus_max_jobs) is '99999999999999999999', "
+                                                                        "more than 4096 parallel compile jobs"]),
+        "max-jobs-5000": ({"primus_max_jobs": "5000"}, ["is '5000', more than 4096"]),
+        "max-jobs-negative": ({"primus_max_jobs": "-1"}, ["must be a positive integer, got '-1'"]),
+        "max-jobs-float": ({"primus_max_jobs": "1.5"}, ["must be a positive integer, got '1.5'"]),
+        "te-mode-upper": ({"primus_te_mode": "WHEEL"}, ["PRIMUS_TE_MODE must be one of auto, wheel, source (got 'WHEEL')"]),
+        "arch-cuda": ({"primus_arch_override": "sm_90"}, ["'sm_90' is not a GPU arch"]),
+        "venv-relative": ({"primus_venv_dir": "venv"}, ["primus_venv_dir (VENV_DIR) must be an absolute path, got 'venv'"]),
+        "workspace-root": ({"primus_workspace_dir": "/"}, ["primus_workspace_dir (WORKSPACE_DIR) '/' is the root directory"]),
+        "build-dotdot": ({"primus_build_dir": d("build-dotdot", "..", "b")}, ["primus_build_dir (SRC_DIR)", "a '..' component"]),
+        "cache-space": ({"primus_cache_dir": d("cache-space", "c d")}, ["primus_cache_dir '", "contains a space (U+0020)"]),
+        "rocshmem-newline": ({"primus_rocshmem_home": d("rocshmem-newline", "r\ns")},
+                             ["primus_rocshmem_home (ROCSHMEM_HOME) '", "contains a newline (U+000A)"]),
+        "python-relative": ({"primus_python": "bin/python3.12"},
+                            ["PRIMUS_PYTHON (primus_python) must be an absolute path or a command name, got 'bin/python3.12'"]),
+        "python-space": ({"primus_python": "/usr/bin/python 3"}, ["PRIMUS_PYTHON (primus_python) '/usr/bin/python 3' contains a space"]),
+        "python-missing": ({"primus_python": d("python-missing", "python3.12")},
+                           ["is not Python 3.12: it cannot be run: it does not exist"]),
+        # (the core role's argument spec refuses a mapping before preflight's own check)
+        "megatron-mapping": ({"primus_megatron_checkouts": {"a": "/x"}},
+                             ["argument 'primus_megatron_checkouts' is of type dict"]),
+        "megatron-number": ({"primus_megatron_checkouts": [7]}, ["primus_megatron_checkouts must be a string, got a number"]),
+    })
     if ROOT_OWNED:
         cases.update({
+            "base-foreign-owned": ({"primus_base": os.path.join(foreign, "open-base")},
+                                   ["PRIMUS_BASE '%s' is owned by root (uid 0), not by you" % os.path.join(foreign, "open-base")]),
+            "base-in-other-home": ({"primus_base": os.path.join(foreign, "nobody-home", "base")},
+                                   ["would be created in %s, a directory of user nobody" % os.path.join(foreign, "nobody-home")]),
+            "pins-shadow": ({"primus_release_file": "/etc/shadow"}, ["primus_release_file '/etc/shadow' "]),
             "cache-foreign": ({"primus_cache_dir": os.path.join(foreign, "cache")},
                               ["The cache directory %s (primus_cache_dir) is owned by root (uid 0), not by you"
                                % os.path.join(foreign, "cache"), "ask root (or an admin) to remove"]),
@@ -178,6 +290,7 @@ def matrix(playbook, target, python310, python312, shared_dir):
                                    ["it cannot be run: user %s may not reach or run it (permission denied" % target.user]),
         })
 
+    defaulted = sorted(name for name, (host_vars, _words) in cases.items() if "primus_base" not in host_vars)
     for name, (host_vars, _words) in cases.items():
         host_vars.setdefault("primus_base", d(name, "envs", "primus-env"))
     # The target user's own files for the cases: one directory per case, the base's nearest existing one.
@@ -196,10 +309,66 @@ def matrix(playbook, target, python310, python312, shared_dir):
         "printf 'ELF\\001garbage' > %s && chmod 755 %s" % (
             quote(d("python-not-a-program", "python")), quote(d("python-not-a-program", "python"))),
     ]
+    script += [
+        "ln -s /etc %s" % quote(d("base-link-etc", "envs")),
+        "ln -s /etc %s" % quote(d("base-link-parent", "envs")),
+        "mkdir %s && ln -s %s %s" % (quote(d("base-link-own", "real")), quote(d("base-link-own", "real")),
+                                     quote(d("base-link-own", "link"))),
+        "mkdir %s && echo notes > %s" % (quote(d("base-not-a-base", "docs")), quote(d("base-not-a-base", "docs", "notes.txt"))),
+        "mkdir -m 777 %s && chmod 777 %s" % (quote(d("base-world-writable", "open")), quote(d("base-world-writable", "open"))),
+        "mkdir %s && ln -s %s %s" % (quote(d("venv-link", "real")), quote(d("venv-link", "real")), quote(d("venv-link", "venv"))),
+        "mkdir %s && ln -s %s %s" % (quote(d("workspace-link", "real")), quote(d("workspace-link", "real")),
+                                     quote(d("workspace-link", "ws"))),
+    ]
+    for name in ("state", "logs", "manifest"):
+        case = "%s-link" % name
+        inside = d(case, "base", "state" if name != "state" else "x")
+        elsewhere = d(case, "elsewhere")
+        script.append("mkdir -p %s %s && ln -s %s %s" % (quote(inside), quote(elsewhere), quote(elsewhere),
+                                                         quote(d(case, "base", name))))
+    script.append("rmdir %s" % quote(d("state-link", "base", "x")))
+    for name, make in (("lock-fifo", "mkfifo"), ("lock-dir", "mkdir"), ("lock-garbage", "echo garbage >")):
+        script.append("mkdir -p %s && %s %s" % (quote(d(name, "base", "state")), make, quote(d(name, "base", ".primus.lock"))))
     made = target.run(["bash", "-c", "\n".join(script)])
     assert made.returncode == 0, made.stderr
 
+    # The pins files of the release cases (read on the controller).
+    os.makedirs(pins_dir, exist_ok=True)
+    with open(world["pins"]) as handle:
+        good = handle.read()
+    pins = yaml.safe_load(good)
+
+    def variant(name, change):
+        data = copy.deepcopy(pins)
+        change(data["primus_pins"])
+        with open(os.path.join(pins_dir, name), "w") as handle:
+            yaml.safe_dump(data, handle)
+    variant("release-dotdot.yml", lambda p: p.update(release="../../../../tmp/x"))
+    variant("source-name.yml", lambda p: p["sources"].update({"../x": {}}))
+    variant("missing-key.yml", lambda p: p.pop("te"))
+    variant("missing-subkey.yml", lambda p: p["torch"].pop("packages"))
+    variant("wrong-type.yml", lambda p: p.update(sources=["flash_attn"]))
+    for name, text in (("not-yaml.yml", "primus_pins: [unclosed\n  key: {\n"), ("list.yml", "- a\n- b\n"),
+                       ("other.yml", "name: x\nversion: 1\n")):
+        with open(os.path.join(pins_dir, name), "w") as handle:
+            handle.write(text)
+    with open(os.path.join(pins_dir, "binary.yml"), "wb") as handle:
+        handle.write(b"\xff\xfe\x00garbage")
+    with open(os.path.join(pins_dir, "huge.yml"), "w") as handle:
+        handle.write("# x\n" * 300000)
+    os.mkfifo(os.path.join(pins_dir, "fifo.yml"))
+    if ROOT_OWNED:
+        os.makedirs(os.path.join(foreign, "open-base"), mode=0o777)
+        os.chmod(os.path.join(foreign, "open-base"), 0o777)
+        os.makedirs(os.path.join(foreign, "nobody-home"), mode=0o777)
+        os.chmod(os.path.join(foreign, "nobody-home"), 0o777)
+        os.chown(os.path.join(foreign, "nobody-home"), pwd.getpwnam("nobody").pw_uid, -1)
+
     watched = {name: [d(name)] for name in cases}
+    for name in ("base-link-etc", "base-link-parent", "pins-shadow"):
+        watched.setdefault(name, []).append("/etc")   # its names: the target user cannot read all of it
+    for name in ("base-foreign-owned", "base-in-other-home"):
+        watched.setdefault(name, []).append(foreign)
     for name in ("base-root", "base-slashslash", "base-dot", "base-dotdot"):
         watched[name].append("/")
     watched["cache-foreign"] = watched.get("cache-foreign", []) + [foreign]
@@ -209,14 +378,17 @@ def matrix(playbook, target, python310, python312, shared_dir):
     assert not any(os.path.lexists(p) for p in relative)
 
     def snapshot():
-        return {name: [digest(p, shallow=p == "/") for p in paths] for name, paths in watched.items()}
+        return {name: [",".join(sorted(os.listdir(p))) if p == "/etc" else digest(p, shallow=p == "/") for p in paths]
+                for name, paths in watched.items()}
 
     interpreters = [python312, python310, "/usr/bin/python3"]
     before, interpreters_before = snapshot(), interpreters_digest(interpreters)
     run = playbook("venv,torch", hosts={"bad-" + name: case[0] for name, case in cases.items()})
     record_timing("bad-input matrix: %d cases in one run (unprivileged, SSH)" % len(cases), run.seconds)
     after, interpreters_after = snapshot(), interpreters_digest(interpreters)
-    yield run, cases, before, after, (interpreters_before, interpreters_after), relative
+    names = {top: "<dir>", foreign: "<root's dir>", pins_dir: "<pins>", home: "~", world["pins"]: "<world pins>",
+             target.user: "<user>", python312: "<python3.12>", python310: "<python3.10>"}
+    yield run, cases, before, after, (interpreters_before, interpreters_after), relative, names, defaulted
     subprocess.run(["rm", "-rf", top], check=False)
     shutil.rmtree(foreign, ignore_errors=True)
 
@@ -225,9 +397,9 @@ def quote(text):
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def test_the_matrix_has_at_least_30_cases_and_the_run_fails(matrix):
+def test_the_matrix_has_at_least_100_cases_and_the_run_fails(matrix):
     run, cases = matrix[0], matrix[1]
-    assert len(cases) >= 30
+    assert len(cases) >= 100 or not ROOT_OWNED
     assert run.rc != 0, run
     assert set(run.stats) == set("bad-" + name for name in cases), run
 
@@ -255,7 +427,7 @@ def test_each_case_stops_its_host_with_its_own_message(matrix):
 
 
 def test_nothing_changed_anywhere(matrix):
-    run, cases, before, after, interpreters, relative = matrix
+    run, cases, before, after, interpreters, relative = matrix[:6]
     changed = [name for name in cases if before[name] != after[name]]
     assert not changed, "changed: %s" % changed
     assert interpreters[0] == interpreters[1], "an interpreter of the target changed"
@@ -263,3 +435,86 @@ def test_nothing_changed_anywhere(matrix):
     pwned = subprocess.run(["find", "/tmp", os.path.dirname(relative[0]), "-maxdepth", "4", "-name", "PWNED*"],
                            capture_output=True, text=True, check=False).stdout
     assert pwned == ""
+
+
+def test_no_message_quotes_a_file_or_advises_deleting_outside_the_user_s_own_dirs(matrix):
+    run = matrix[0]
+    messages = [r["result"].get("msg", "") for r in run.results if r["status"] == "failed"]
+    shadow = ""
+    if ROOT_OWNED:
+        with open("/etc/shadow") as handle:
+            shadow = handle.readline().strip()
+    for message in messages:
+        assert not shadow or shadow.split(":")[0] + ":" not in message, message
+        for system in ("/usr", "/etc", "/root/.pyenv", "/bin", "/lib"):
+            assert "rm -rf '%s" % system not in message and "rm '%s" % system not in message, message
+
+
+# The README's table of the matrix: generated from this run, never written by hand (tests/unit/test_bad_input_table.py
+# checks that it lists exactly the cases of this file). PRIMUS_WRITE_README=1 rewrites it; otherwise a table that
+# differs from this run's messages fails the test.
+TABLE_BEGIN = "<!-- The bad-input table: generated by tests/functional/test_bad_inputs.py (PRIMUS_WRITE_README=1); do not edit. -->"
+TABLE_END = "<!-- End of the bad-input table. -->"
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "README.md")
+
+
+def table_text(rows):
+    lines = [TABLE_BEGIN, "", "| Case | Input | Message (its start; `<dir>` is the case's directory, `N` a position in it) |",
+             "|---|---|---|"]
+    for name, given, message in rows:
+        lines.append("| `%s` | %s | %s |" % (name, cell(given, 90), cell(message, 300)))
+    return "\n".join(lines + ["", TABLE_END])
+
+
+def cell(text, limit):
+    text = text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+    return "`%s`" % text.replace("|", "\\|").replace("`", "'") if text else ""
+
+
+def shown(value, names):
+    text = value if isinstance(value, str) else json.dumps(value)
+    text = text.encode("unicode_escape").decode("ascii") if any(not (" " <= c <= "~") for c in text) else text
+    for path, name in sorted(names.items(), key=lambda item: -len(item[0])):
+        text = text.replace(path, name)
+    # What depends on this run's paths and on what else is in the user's home: the table stays the same run to run.
+    text = re.sub(r" at position \d+", " at position N", text)
+    return re.sub(r"(not a base of primus\.trainenv \(it has no state/ directory and holds ).*?(, which a run)", "\\1\u2026\\2",
+                  text)
+
+
+def test_the_readme_table_is_this_run_s(matrix):
+    if not ROOT_OWNED:
+        pytest.skip("the README's table is the run as root (the root-only cases included)")
+    run, cases, names, defaulted = matrix[0], matrix[1], matrix[6], matrix[7]
+    rows = []
+    for name in sorted(cases):
+        failed = [r for r in run.results if r["host"] == "bad-" + name and r["status"] == "failed"]
+        message = failed[0]["result"].get("msg", "") if failed else "(no failure)"
+        given = ", ".join("%s=%s" % (key, shown(value, names)) for key, value in sorted(cases[name][0].items())
+                          if not (key == "primus_base" and name in defaulted))
+        rows.append((name, given, shown(message, names)))
+    text = table_text(rows)
+    with open(README) as handle:
+        readme = handle.read()
+    start, end = readme.find(TABLE_BEGIN), readme.find(TABLE_END)
+    assert start >= 0 and end > start, "README.md has no bad-input table markers"
+    current = readme[start:end + len(TABLE_END)]
+    if os.environ.get("PRIMUS_WRITE_README") == "1":
+        with open(README, "w") as handle:
+            handle.write(readme[:start] + text + readme[end + len(TABLE_END):])
+        return
+    assert current == text, "README.md's bad-input table is not this run's: rerun with PRIMUS_WRITE_README=1"
+
+
+def test_a_non_utf8_byte_in_primus_base_is_named_not_a_codec_traceback(playbook, target):
+    """PRIMUS_BASE exported with a byte that is not UTF-8 (a name in another encoding): named, nothing created."""
+    top = os.path.join(target.home, "bad-utf8-%d" % os.getpid())
+    base = top + "/caf" + b"\xe9".decode("utf-8", "surrogateescape")   # Latin-1's e-acute
+    run = playbook("venv", env={"PRIMUS_BASE": base})
+    assert run.rc != 0
+    failed = run.failed()
+    assert len(failed) == 1, run
+    message = failed[0]["result"]["msg"]
+    assert "PRIMUS_BASE '%s/caf\\xe9' contains the byte 0xe9, which is not UTF-8" % top in message, message
+    assert "codec" not in run.output and "Traceback" not in run.output
+    assert not os.path.lexists(top)

@@ -60,7 +60,7 @@ def ignoring(args, **kw):
 def test_injection_absent_guards_and_a_non_venv_are_refused_before_pip_runs(venv, run, tmp_path):
     outside = tmp_path / "outside"
     evil = ["--target=%s" % outside, "-r/etc/passwd", "--index-url=http://127.0.0.1:9/simple", "--user",
-            "einops\n--target=%s" % outside]
+            "einops\n--target=%s" % outside, "file:///etc/passwd"]
     prefix = tmp_path / "prefix"            # a directory that is not a venv: its "python" records being run
     (prefix / "bin").mkdir(parents=True)
     (prefix / "bin" / "python").write_text("#!/bin/sh\ntouch %s/ran\n" % prefix)
@@ -84,11 +84,13 @@ def test_injection_absent_guards_and_a_non_venv_are_refused_before_pip_runs(venv
     messages = [r["msg"] for r, _f in results]
     assert 'starts with "-": a name is a requirement, a path or a URL, never a pip option' in messages[0]
     assert "line break" in messages[4]
-    assert "extra_args[0]: '--target=%s' is refused" % outside in messages[5]
-    assert "extra_args[0]: 'einops' is not an option" in messages[6]
-    assert "matches pip, setuptools, wheel" in messages[7] and "matches pip" in messages[8]
-    assert "state=absent of pip is refused" in messages[9] and "matches setuptools" in messages[10]
-    assert "is not a virtual environment (it has no pyvenv.cfg)" in messages[11]
+    assert "file:///etc/passwd is a local file that is neither a wheel, an sdist archive" in messages[5]
+    assert "root:" not in messages[5]
+    assert "extra_args[0]: '--target=%s' is refused" % outside in messages[6]
+    assert "extra_args[0]: 'einops' is not an option" in messages[7]
+    assert "matches pip, setuptools, wheel" in messages[8] and "matches pip" in messages[9]
+    assert "state=absent of pip is refused" in messages[10] and "matches setuptools" in messages[11]
+    assert "is not a virtual environment (it has no pyvenv.cfg)" in messages[12]
     assert not outside.exists() and not (prefix / "ran").exists()
     assert installed(venv) == before
 

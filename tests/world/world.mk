@@ -66,7 +66,7 @@ world-stop: | $(WORLD_PYTHON_DEPS)
 # also on failure; one that was already running is left alone. The playbook runs twice: the first
 # run builds (its plan is printed by preflight), then the stages' build times (the manifest's
 # timings, from the stamps) and the manifest summary are shown; the second run must change nothing
-# (its recap and wall time are shown; a change fails the demo). The logs stay in $$base/demo-run*.log.
+# (its recap and wall time are shown; a change fails the demo). The logs stay in $$base/logs/demo-run*.log.
 DEMO_PLAYBOOK = env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_CONSTRAINT -u PIP_REQUIRE_VIRTUALENV \
 	  PIP_CONFIG_FILE=/dev/null PRIMUS_WORLD_ROCMINFO=$(DEMO_HOST_DIR)/rocminfo.txt \
 	  $(ANSIBLE_PLAYBOOK) playbooks/primus.yml $(if $(DEMO_TAGS),--tags $(DEMO_TAGS)) \
@@ -86,12 +86,12 @@ demo: world
 	trap 'if [ $$started = 1 ]; then $(WORLD_SERVE) stop --root $(WORLD_DIR); fi' EXIT; \
 	base='$(DEMO_BASE)'; \
 	if [ -z "$$base" ]; then base=$$(mktemp -d "$${TMPDIR:-/tmp}/primus-demo.XXXXXX"); fi; \
-	mkdir -p "$$base"; \
+	mkdir -p "$$base/logs"; \
 	echo "demo: SIMULATED - the world's stand-in packages and repositories, no AMD GPU, no ROCm"; \
 	echo "demo: PRIMUS_BASE=$$base, host $(DEMO_HOST), tags $(or $(DEMO_TAGS),<all default stages>)"; \
 	echo "demo: run 1 (builds)"; \
 	t0=$$(date +%s.%N); \
-	$(DEMO_PLAYBOOK) 2>&1 | tee "$$base/demo-run1.log"; \
+	$(DEMO_PLAYBOOK) 2>&1 | tee "$$base/logs/demo-run1.log"; \
 	t1=$$(date +%s.%N); \
 	echo; echo "demo: run 1 took $$(awk -v a=$$t0 -v b=$$t1 'BEGIN{printf "%.0f", b-a}') s"; \
 	if [ -f "$$base/manifest/manifest.json" ]; then \
@@ -100,8 +100,8 @@ demo: world
 	else echo "demo: no manifest (the manifest stage was not among DEMO_TAGS)"; fi; \
 	echo; echo "demo: run 2 (converged: must change nothing)"; \
 	t0=$$(date +%s.%N); \
-	$(DEMO_PLAYBOOK) > "$$base/demo-run2.log" 2>&1 || { tail -n 40 "$$base/demo-run2.log"; exit 1; }; \
+	$(DEMO_PLAYBOOK) > "$$base/logs/demo-run2.log" 2>&1 || { tail -n 40 "$$base/logs/demo-run2.log"; exit 1; }; \
 	t1=$$(date +%s.%N); \
-	echo "demo: run 2 took $$(awk -v a=$$t0 -v b=$$t1 'BEGIN{printf "%.1f", b-a}') s; its recap ($$base/demo-run2.log):"; \
-	$(PYTHON) tests/world/demo_report.py recap "$$base/demo-run2.log" \
-	  || { echo "demo: the second run changed something (see $$base/demo-run2.log)" >&2; exit 1; }
+	echo "demo: run 2 took $$(awk -v a=$$t0 -v b=$$t1 'BEGIN{printf "%.1f", b-a}') s; its recap ($$base/logs/demo-run2.log):"; \
+	$(PYTHON) tests/world/demo_report.py recap "$$base/logs/demo-run2.log" \
+	  || { echo "demo: the second run changed something (see $$base/logs/demo-run2.log)" >&2; exit 1; }

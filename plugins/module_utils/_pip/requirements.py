@@ -256,6 +256,11 @@ def _link_item(pk, text, origin, location, marker, req=None, name=None, extras=(
         local = url_path(location)
         if os.path.isdir(local):
             return _dir_item(text, origin, local, marker, req=req, name=name, extras=extras, url=location)
+        if not _archive_ext(_file_name(location, True)):
+            # pip would open it as an archive and fail with its raw unpacking error (file:///etc/passwd).
+            raise RequirementError('%s: %s is a local file that is neither a wheel, an sdist archive (.tar.gz, .zip) nor '
+                                   'a project directory, so pip cannot install it; give the path of a .whl or of a '
+                                   'project directory' % (origin, location))
     if _archive_ext(_file_name(location, True)):
         item = _file_item(pk, text, origin, location, marker, True, req=req)
         item.extras = tuple(sorted(extras))

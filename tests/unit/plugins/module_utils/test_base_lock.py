@@ -121,10 +121,23 @@ def test_read_lock_of_garbage(tmp_path):
     assert base_lock.read_lock(path) == (None, '')
     with open(path, 'w') as handle:
         handle.write('held by bob')
-    assert base_lock.read_lock(path) == ({'raw': 'held by bob'}, 'it is not JSON')
+    # What the file holds is never returned (it could be anyone's secret): only what kind of thing it is.
+    assert base_lock.read_lock(path) == ({'kind': 'file'}, 'it is not a JSON lock record')
     acquired, holder = base_lock.acquire(path, owner())
-    assert not acquired and holder['problem'] == 'it is not JSON'
+    assert not acquired and holder['problem'] == 'it is not a JSON lock record'
     assert base_lock.judge(holder, owner())[0] == 'unreadable'
+
+
+def test_read_lock_of_a_fifo_or_a_directory_does_not_block_or_suggest_rm(tmp_path):
+    path = base_lock.lock_path(str(tmp_path))
+    os.mkfifo(path)   # opening a FIFO for reading blocks until a writer comes: read_lock must not open it
+    assert base_lock.read_lock(path) == ({'kind': 'fifo'}, 'it is a named pipe (FIFO), not a lock file')
+    os.unlink(path)
+    os.mkdir(path)
+    holder, problem = base_lock.read_lock(path)
+    assert holder == {'kind': 'dir'} and problem == 'it is a directory, not a lock file'
+    message = base_lock.refusal(str(tmp_path), 'unreadable', dict(holder, problem=problem), {})
+    assert 'rm ' not in message and "mv '%s' '%s.moved'" % (path, path) in message
 
 
 def test_make_dirs_uses_the_mode_not_the_umask(tmp_path):
@@ -229,8 +242,8 @@ def test_messages_name_the_holder_and_the_fix():
     assert "remove the lock on gpu07: rm '/b/.primus.lock'" in elsewhere
     shared = base_lock.refusal('/b', 'same_run', holder, {'controller_host': 'login1'}, now)
     assert 'already being built in this same run for inventory host node1' in shared and '--limit node1' in shared
-    garbage = base_lock.refusal('/b', 'unreadable', {'raw': 'x', 'problem': 'it is not JSON'}, {}, now)
-    assert "(it is not JSON). If no run is using this base, remove it: rm '/b/.primus.lock'" in garbage
+    garbage = base_lock.refusal('/b', 'unreadable', {'kind': 'file', 'problem': 'it is not JSON'}, {}, now)
+    assert "(it is not JSON). If no run is using this base, remove that file: rm -f '/b/.primus.lock'" in garbage
 
 
 # --- what a dead run left running on the node -------------------------------------------------

@@ -132,6 +132,9 @@ def test_paths_and_directories(pk, tmp_path):
     assert item.kind == "dir"
     item = classify(pk, "https://h/x/archive.tar.gz", "name[0]")
     assert item.kind == "archive"
+    # A local file that is no archive: refused by name, its content never read (pip fails on it with a raw error).
+    with pytest.raises(RequirementError, match="file:///etc/passwd is a local file that is neither a wheel"):
+        classify(pk, "file:///etc/passwd", "name[0]")
     item = classify(pk, "./proj", "r.txt:4", base_dir=str(tmp_path), editable=True)
     assert (item.kind, item.path) == ("editable", str(tmp_path / "proj"))
     # pip does not expand ~ in requirements: it is a relative path like any other.

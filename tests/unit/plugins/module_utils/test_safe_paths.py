@@ -83,7 +83,7 @@ def test_relative_tilde_empty_and_not_a_string():
         "PRIMUS_BASE must be an absolute path, got '~/x' (~ is not expanded here)"
     assert check_dir("", "PRIMUS_BASE")["problem"] == "PRIMUS_BASE is not set"
     assert check_dir("", "primus_cache_dir", required=False)["problem"] == ""
-    assert check_dir(5, "PRIMUS_BASE")["problem"] == "PRIMUS_BASE must be a string, got int"
+    assert check_dir(5, "PRIMUS_BASE")["problem"] == "PRIMUS_BASE must be a string, got a number"
 
 
 def test_length_limits_are_explained_before_the_kernel_says_errno_36():

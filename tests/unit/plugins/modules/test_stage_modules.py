@@ -202,7 +202,7 @@ def test_node_info_reads_the_base_s_lock(tmpdir):
     with open(base_lock.lock_path(base), 'w') as handle:
         handle.write('not json')
     garbage = run_module('node_info', dict(path=base), tmpdir)['lock']
-    assert garbage == {'raw': 'not json', 'problem': 'it is not JSON'}
+    assert garbage == {'kind': 'file', 'problem': 'it is not a JSON lock record'}
 
 
 def test_lock_module_needs_its_action_plugin_owner(tmpdir):

@@ -27,7 +27,7 @@ GOOD = {
              'interpreters': {VENV_PY: {'exists': False, 'version': '', 'error': 'does not exist'}},
              'commands': {'git': '/usr/bin/git', 'make': '/usr/bin/make', 'g++': '/usr/bin/g++'}},
     'pins': {'python_version': '3.12', 'release': 'v26.5', 'te': {'min_glibc_for_wheel': '2.38'}},
-    'paths': {'venv': BASE + '/venv', 'venv_python': VENV_PY},
+    'paths': {'base': BASE, 'venv': BASE + '/venv', 'venv_python': VENV_PY, 'state': BASE + '/state'},
 }
 
 
@@ -121,9 +121,13 @@ def test_interpreters_primus_python_and_an_existing_venv_of_another_version():
                         "(primus_python) at a Python 3.12 interpreter, or unset it to use python3.12 on PATH or let uv "
                         "provide one.")
     assert found[1] == ("existing venv at %s/venv is Python 3.10, but v26.5 requires 3.12. The pinned torch nightly "
-                        "ships a cp312 Linux wheel only, so an older venv cannot be upgraded in place. Remove it, then "
-                        "run the same ansible-playbook command again: rm -rf '%s/venv'. Nothing was changed or deleted."
-                        % (BASE, BASE))
+                        "ships a cp312 Linux wheel only, so an older venv cannot be upgraded in place. Fix: remove it "
+                        "(rm -rf '%s/venv'), then run the same ansible-playbook command again. Nothing was changed or "
+                        "deleted." % (BASE, BASE))
+    # a venv path outside the base (a system or pyenv prefix given as primus_venv_dir) is never to be deleted
+    outside = problems(facts(node__interpreters={'/usr/bin/python': {'exists': True, 'version': '3.11', 'error': ''}},
+                             paths__venv='/usr', paths__venv_python='/usr/bin/python'))[0]
+    assert 'rm ' not in outside and "mv '/usr' '/usr.old'" in outside
     assert problems(facts(settings__python='/bin/sh', node__interpreters=interpreters))[0].startswith(
         'PRIMUS_PYTHON=/bin/sh is not Python 3.12: it is not a Python interpreter.')
 

@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, primus.trainenv developers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The release and its pins file, checked on the controller before Ansible reads the file.
+
+A release name becomes a file name (``releases/<release>.yml``) and a path (``modulefiles/primus/<release>``), so
+it is held to RELEASE_NAME; so is every name under ``sources:``, which becomes a stage, a checkout directory and a
+state file. The pins file must be a regular file of YAML with a ``primus_pins`` mapping of the shape SHAPE (the
+keys every role reads). A message names the file, the key and the fix, and never quotes the file's content (it
+could be any file the controller can read).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import errno
+import os
+import re
+import stat
+
+import yaml
+
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import visible
+
+# v26.5, 26.5rc1, v26.5-hotfix.2: a letter or digit first, then letters, digits and . _ -; never '..' or '/'.
+RELEASE_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$')
+SOURCE_NAME = re.compile(r'^[a-z][a-z0-9_]{0,63}$')
+MAX_BYTES = 1024 * 1024
+# The keys every role reads, with their types; a mapping's own keys one level down (optional keys are not listed).
+SHAPE = {
+    'release': str, 'python_version': str, 'pip_forbid': list, 'sources': dict,
+    'indexes': ('pypi', 'torch', 'te'),
+    'uv': ('requirement', 'python_request', 'installer_url'),
+    'versions': ('torch', 'rocm_sdk', 'torchaudio', 'torchvision', 'apex', 'transformer_engine'),
+    'venv': ('bootstrap', 'packages'),
+    'torch': ('pre_packages', 'packages', 'device_packages', 'device_archs', 'constraint_names', 'default_archs'),
+    'te': ('min_glibc_for_wheel', 'min_glibcxx_for_wheel', 'deps', 'source_deps', 'wheel', 'replaced_by_source'),
+    'pydeps': ('packages', 'build_from_sdist', 'nltk_data'),
+    'mamba': ('pre_packages', 'purge_prefixes'),
+    'turbo': ('extra_packages', 'requirements_skip', 'rocshmem_placeholder'),
+    'boto': ('packages',), 'cleanup': ('uninstall',), 'torchrec': ('packages_no_deps', 'packages'),
+}
+TYPE_WORDS = {str: 'a string', list: 'a list', dict: 'a mapping', int: 'a number', float: 'a number',
+              bool: 'true or false', type(None): 'empty'}
+
+
+def release_problem(release, label):
+    """Why a release name cannot be used ('' if it can)."""
+    if not isinstance(release, str) or not RELEASE_NAME.match(release) or '..' in release:
+        shown = visible(release) if isinstance(release, str) else TYPE_WORDS.get(type(release), 'a value')
+        return ("%s %s is not a release name: it must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
+                "or digit (such as v26.5), because it becomes a file name under releases/ and modulefiles/. Fix: set it "
+                "to a release this collection ships (v26.5)" % (label, shown))
+    return ''
+
+
+def file_problem(path, label):
+    """Why the pins file cannot be read ('' if it can): it must be a regular file (not a FIFO, device or directory,
+    whose reading would block or make no sense) of at most MAX_BYTES."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return '%s %s cannot be used: %s' % (label, visible(path), 'it does not exist' if exc.errno == errno.ENOENT else
+                                             (exc.strerror or 'it cannot be looked at'))
+    if stat.S_ISDIR(st.st_mode):
+        return '%s %s is a directory, not a pins file' % (label, visible(path))
+    if not stat.S_ISREG(st.st_mode):
+        return '%s %s is not a regular file (a FIFO or a device), so it is not read' % (label, visible(path))
+    if st.st_size > MAX_BYTES:
+        return '%s %s is %d bytes, larger than any pins file (at most %d)' % (label, visible(path), st.st_size, MAX_BYTES)
+    if not os.access(path, os.R_OK):
+        return '%s %s cannot be read by this user (permission denied)' % (label, visible(path))
+    return ''
+
+
+def load(path):
+    """(data, problem) of the YAML file; problem names the line and column of a syntax error, never the text."""
+    try:
+        with open(path, 'rb') as handle:
+            raw = handle.read(MAX_BYTES + 1)
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        return None, 'is not UTF-8 text (byte %d)' % exc.start
+    except (IOError, OSError) as exc:
+        return None, 'cannot be read (%s)' % (exc.strerror or exc)
+    try:
+        return yaml.safe_load(text), ''
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, 'problem_mark', None)
+        where = ' at line %d, column %d' % (mark.line + 1, mark.column + 1) if mark is not None else ''
+        return None, 'is not valid YAML%s (%s)' % (where, getattr(exc, 'problem', None) or 'a syntax error')
+
+
+def shape_problem(data):
+    """Why the loaded YAML is not a pins file ('' if it is): the first missing or mistyped key, by its full name."""
+    if not isinstance(data, dict) or 'primus_pins' not in data:
+        # What it holds is described by its type only: its keys could be any file's content (/etc/shadow's lines).
+        return 'has no top-level primus_pins mapping (it holds %s)' % (
+            'a mapping of other keys' if isinstance(data, dict) else TYPE_WORDS.get(type(data), 'a value'))
+    pins = data['primus_pins']
+    if not isinstance(pins, dict):
+        return 'primus_pins is %s, not a mapping' % TYPE_WORDS.get(type(pins), 'a value')
+    for key, want in SHAPE.items():
+        if key not in pins:
+            return 'has no primus_pins.%s' % key
+        value = pins[key]
+        kind = dict if isinstance(want, tuple) else want
+        if not isinstance(value, kind):
+            return 'primus_pins.%s is %s, not %s' % (key, TYPE_WORDS.get(type(value), 'a value'), TYPE_WORDS[kind])
+        for sub in want if isinstance(want, tuple) else ():
+            if sub not in value:
+                return 'has no primus_pins.%s.%s' % (key, sub)
+    for name, entry in pins['sources'].items():
+        if not isinstance(name, str) or not SOURCE_NAME.match(name):
+            return ('primus_pins.sources has the entry %s, which is not a component name (lower case letters, digits '
+                    'and _; it becomes a stage, a directory and a file name)' % visible(str(name)))
+        if not isinstance(entry, dict):
+            return 'primus_pins.sources.%s is %s, not a mapping' % (name, TYPE_WORDS.get(type(entry), 'a value'))
+    return release_problem(pins['release'], 'primus_pins.release')
+
+
+def problem(release_file, release, releases_dir):
+    """The message that stops the run before the pins are read, or ''."""
+    if release_file:
+        if not isinstance(release_file, str):
+            return 'primus_release_file must be a path, got %s. Fix: give the path of a pins file.' % TYPE_WORDS.get(
+                type(release_file), 'a value')
+        if not os.path.isabs(release_file):
+            return ('primus_release_file must be an absolute path, got %s. Fix: give the full path of the pins file.'
+                    % visible(release_file))
+        path, label, fix = release_file, 'primus_release_file', (
+            'point primus_release_file at a pins file of the shape of roles/primus/vars/releases/v26.5.yml, or leave '
+            'it empty to use primus_release')
+    else:
+        found = release_problem(release, 'primus_release')
+        if found:
+            return found + '.'
+        path, label = os.path.join(releases_dir, release + '.yml'), 'primus_release %s: the pins file' % release
+        shipped = sorted(n[:-4] for n in os.listdir(releases_dir) if n.endswith('.yml')) if os.path.isdir(
+            releases_dir) else []
+        fix = 'set primus_release to a release this collection ships (%s)' % ', '.join(shipped)
+    found = file_problem(path, label)
+    if found:
+        return '%s. Fix: %s.' % (found, fix)
+    data, found = load(path)
+    if not found:
+        found = shape_problem(data)
+    if found:
+        return '%s %s %s. Fix: %s.' % (label, visible(path), found, fix)
+    return ''
