@@ -478,6 +478,7 @@ def shown(value, names):
         text = text.replace(path, name)
     # What depends on this run's paths and on what else is in the user's home: the table stays the same run to run.
     text = re.sub(r" at position \d+", " at position N", text)
+    text = re.sub(r" is \d+ characters long", " is N characters long", text)
     return re.sub(r"(not a base of primus\.trainenv \(it has no state/ directory and holds ).*?(, which a run)", "\\1\u2026\\2",
                   text)
 
