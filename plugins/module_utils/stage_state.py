@@ -242,7 +242,7 @@ def read_stamps(state_dir, uid=None):
         except (IOError, OSError, ValueError) as exc:
             # The reason, never the content (JSON errors quote no text; a decode error is named by its class).
             why = exc.strerror if isinstance(exc, (IOError, OSError)) else type(exc).__name__ if \
-                isinstance(exc, UnicodeDecodeError) else str(exc).split(':')[0]
+                isinstance(exc, UnicodeDecodeError) else str(exc).split(':', maxsplit=1)[0]
             stamps[stage] = {'problem': 'it cannot be read as JSON (%s)' % why}
             continue
         problem = stamp_problem(stage, data)

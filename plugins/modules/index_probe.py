@@ -84,7 +84,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.six.moves.urllib.parse import unquote, urlsplit
-from ansible.module_utils.six.moves.urllib.request import Request, urlopen
+from ansible.module_utils.urls import ConnectionError as UrlConnectionError, open_url
 from ansible_collections.primus.trainenv.plugins.module_utils import release_lock
 
 
@@ -108,21 +108,21 @@ def read_page(url, timeout, auth):
                 return release_lock.parse_simple_page(handle.read().decode('utf-8', 'replace'))
         except (IOError, OSError):
             return None
-    request = Request(url)
     host = urlsplit(url).hostname
     found = auth.authenticators(host) if auth and host else None
+    headers = {}
     if found:
         token = base64.b64encode(('%s:%s' % (found[0], found[2])).encode('utf-8')).decode('ascii')
-        request.add_header('Authorization', 'Basic %s' % token)
+        headers['Authorization'] = 'Basic %s' % token
     try:
-        response = urlopen(request, timeout=timeout)
+        response = open_url(url, headers=headers, timeout=timeout, use_netrc=False)
         try:
             return release_lock.parse_simple_page(response.read().decode('utf-8', 'replace'))
         finally:
             response.close()
     except HTTPError as exc:
         return {} if exc.code == 404 else None
-    except (URLError, IOError, OSError, ValueError):
+    except (URLError, UrlConnectionError, IOError, OSError, ValueError):
         return None
 
 

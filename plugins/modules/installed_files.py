@@ -13,7 +13,7 @@ short_description: Check that a venv's installed files are the bytes their distr
 version_added: 0.1.0
 description:
   - Reads every C(*.dist-info/RECORD) of the venv's site-packages and names each file whose bytes match none of the
-    RECORDs that claim it (RV(changed)), and each file a RECORD lists that is gone (RV(missing)).
+    RECORDs that claim it (RV(changed_files)), and each file a RECORD lists that is gone (RV(missing)).
   - Hashes only what is needed - a file of a size no RECORD claims is changed without reading it; a file one RECORD
     claims, of its size and not modified since that RECORD was written, is not read; the rest is hashed. Compiled
     C(__pycache__) files are not judged.

@@ -976,7 +976,7 @@ class PipConstrained(object):
 
     def record_plan(self):
         """Append the plan's files to lock_record (one JSON line each)."""
-        make_dirs(os.path.dirname(self.params['lock_record']), LOG_DIR_MODE)
+        make_dirs(os.path.dirname(self.params['lock_record']), run_log.LOG_DIR_MODE)
         with open(self.params['lock_record'], 'a') as handle:
             for item in self.planned_files():
                 handle.write(json.dumps(item, sort_keys=True) + '\n')

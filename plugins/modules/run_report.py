@@ -23,7 +23,7 @@ description:
     temporary file and a rename, mode 0644, only when its content changed; created directories get mode 0700.
   - The directory must be yours - absolute (a leading C(~) is your home on the controller), of safe characters, not a
     symbolic link, owned by you and not writable by others; it is created when missing.
-  - It writes in check mode too (the playbook sets C(check_mode=false) on it): the record of a run is the controller's,
+  - It writes in check mode too (the playbook sets C(check_mode=false) on it) - the record of a run is the controller's,
     not a change to a node.
 author:
   - primus.trainenv developers (@primus-trainenv)

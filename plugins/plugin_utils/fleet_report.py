@@ -369,7 +369,8 @@ def _same(value, pin):
 def drift_pins(pins, stages=None):
     """The parts of the release pins a manifest can be compared with, in the manifest's shape:
     {release, distributions: {name: version} of every exact name==version pin of the pins' sections named after a stage
-    (names PEP 503-normalised; a name pinned to two versions is left out, as is a pin per GPU arch), checkouts: {stage: commit} of the sources pinned to a commit}.
+    (names PEP 503-normalised; a name pinned to two versions is left out, as is a pin per GPU arch),
+    checkouts: {stage: commit} of the sources pinned to a commit}.
 
     stages: only the sections and sources of these stages (a host's built stages: a pin holds once its stage ran)."""
     pins = pins if isinstance(pins, Mapping) else {}
@@ -523,8 +524,8 @@ def drift_lines(report, limit=20):
     lines = ['drift: %d of %d values differ' % (len(drift), report.get('compared', 0))]
     for entry in drift[:limit]:
         hosts = sorted(set(entry['differ']) | set(entry['off_pin']))
-        lines.append('  %s: %s' % (entry['field'], ', '.join('%s=%s' % (h, _show(entry['differ'].get(h, entry['off_pin'].get(h))))
-                                                            for h in hosts)))
+        shown = ', '.join('%s=%s' % (h, _show(entry['differ'].get(h, entry['off_pin'].get(h)))) for h in hosts)
+        lines.append('  %s: %s' % (entry['field'], shown))
     if len(drift) > limit:
         lines.append('  ... %d more in drift.md' % (len(drift) - limit))
     return lines

@@ -163,8 +163,8 @@ def bench_converged(opts):
             if result.get("satisfied") is True:
                 kept.append((name, args))
             else:
-                print("  not replayed (not satisfied on this base): %s %s" % (name, (result.get("reasons") or
-                                                                                    [result.get("msg")])[:1]))
+                why = (result.get("reasons") or [result.get("msg")])[:1]
+                print("  not replayed (not satisfied on this base): %s %s" % (name, why))
         tasks = kept
         opts.results = "%s/logs (%d install tasks)" % (opts.base, len(logged_tasks(opts.base, forbid)))
     if not tasks:
@@ -216,7 +216,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--results", help="task results (JSONL) of a converged run: replay its satisfied pip tasks")
     parser.add_argument("--base", help="a converged base: replay every install task of its logs (rebuilt from the "
-                                           "dry-run command lines) that is satisfied now")
+                        "dry-run command lines) that is satisfied now")
     parser.add_argument("--pins", help="with --base: the pins file (its pip_forbid is every task's forbid)")
     parser.add_argument("--before", help="another checkout's .collections directory, measured as 'before'")
     opts = parser.parse_args()
