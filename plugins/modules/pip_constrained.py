@@ -31,24 +31,31 @@ description:
     version and its own C(Requires-Dist) (read from the file), and only when its tags fit the venv's interpreter
     and the installed copy is not an editable install (pip replaces that); a local sdist or a version-less local
     archive (C(proj-main.tar.gz)) only when it is installed from that very file (sha256 recorded in the PEP 610
-    C(direct_url.json)); a remote wheel, sdist or archive only when installed from that URL B(and) the URL carries a
-    C(#sha256=) that matches the recorded hash (without one, a remote file may have changed since: served again
-    with other dependencies, or a branch archive such as C(.../archive/refs/heads/main.zip)); a local file whose
-    C(#sha256=) does not match its content never (pip refuses it); a VCS URL only when installed from that repository
-    at that commit and that C(#subdirectory=) (pin a full commit hash; a branch or tag may have moved); a project
-    directory by its known version and its static dependencies, not when the installed copy records another
-    directory; an editable project only when installed editable from that directory with static dependencies.
+    C(direct_url.json)); a remote wheel, sdist or archive never (pip downloads it again even at the installed version,
+    and a remote file may have changed since: served again with other dependencies, a branch archive such as
+    C(.../archive/refs/heads/main.zip), or content that no longer matches the URL's C(#sha256=), which pip then
+    refuses); a local file whose hash does not match its content never (pip refuses it; like pip, the first
+    C(#sha256=), C(#sha512=), C(#md5=) ... of the URL counts, its digest compared as written); a VCS URL only when
+    installed from that repository at that commit and that C(#subdirectory=) (pin a full commit hash; a branch or tag
+    may have moved); a project directory by its known version and its static dependencies, and only when the
+    installed copy records that very directory as its origin (pip installs a directory over a copy from an index, a
+    wheel or another directory); an editable project only when installed editable from that directory with static
+    dependencies. A wheel given by a C(Requires-Dist) or a constraint is checked like one given here (tags included).
     A requirement whose environment marker cannot be evaluated (such as C(\"x\" in extras)) goes to pip.
     Whatever cannot be decided offline is answered B(not satisfied), and pip decides."
-  - "The installed set is read as pip reads it: a C(.dist-info) directory's name and version come from the
-    directory name (C(name-version.dist-info)) when it has both; of two directories of one project in one
-    C(site-packages) the first in directory order counts; a legacy C(.egg-info) provides the extras of its
-    C(requires.txt) sections."
+  - "The installed set is read as pip 26's metadata backend reads it: a C(.dist-info) directory's name and version
+    come from the directory name (C(name-version.dist-info)) when it has them, even without a C(METADATA) file
+    (C(PKG-INFO) stands in for a missing or empty one); of two directories of one project the first that
+    C(importlib.metadata) yields counts (a directory's entries grouped by the project of their name, in directory
+    order); a C(requires.txt) (a legacy C(.egg-info)'s, or any) gives the requirements and extras when the metadata
+    has none, its C([extra:marker]) sections read as pip does; a legacy C(.egg-link) adds its project right after
+    its directory's own."
   - "Deliberate differences from pip's own plan, none of which can leave a wrong environment: pip reinstalls a
     local directory, an editable project or a local sdist even at the same version, which is not counted as a
     change here when it is the same artifact; pip keeps a same-version install for a remote wheel, another VCS
     commit, a branch or tag, or a URL it was not installed from (resolving only the link's dependencies), which
-    hands over to pip here, as does a remote file without a matching C(#sha256=) (it may have changed).
+    hands over to pip here, as does any remote file (it may have changed), and a project directory over a
+    same-version copy installed from elsewhere (pip reinstalls it from the directory).
     A differential test runs a generated corpus of several hundred
     requests over several venv states through this decision and through C(pip install --dry-run --report)."
   - When something must change, pip runs and the installed set is read again; C(changed) is the real

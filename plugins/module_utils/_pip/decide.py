@@ -14,8 +14,8 @@ Rules (state=present), each the way pip's resolver treats the item:
 - Anything given by path or URL (wheel, sdist, archive, VCS, project directory, `name @ url`, in
   `name`, a requirements file or a Requires-Dist line) is installed from its link by pip, which then
   resolves the link's own dependencies; see _artifact for when the installed copy is that artifact.
-  Where that cannot be known offline (a VCS branch or tag, a remote wheel installed from elsewhere,
-  an editable project with dynamic metadata), the answer is "not satisfied".
+  Where that cannot be known offline (a VCS branch or tag, any remote file: pip downloads it again and
+  resolves what is served now, an editable project with dynamic metadata), the answer is "not satisfied".
 - Unless no_deps: the dependency closure of every satisfied item (the artifact's own Requires-Dist
   where pip would use it, else the installed copy's; extras and markers evaluated for the venv)
   is installed and satisfied too, and every distribution in it satisfies the constraints files.
@@ -26,12 +26,15 @@ Deliberate differences from pip, none of which can leave a wrong environment:
   caller's name==version, an sdist's recorded sha256) is not a change.
 - pip keeps a same-version install for a remote wheel, another VCS commit, a branch or tag, or a URL
   it was not installed from (resolving only the link's dependencies); here those hand over to pip.
+- pip reinstalls a project directory over a same-version copy installed from an index or a wheel; here that is
+  "not satisfied" too (the directory is only vouched for when the installed copy records it as its origin).
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import fnmatch
+import hashlib
 import os
 import re
 
@@ -176,6 +179,25 @@ def _url_hashes(url):
     return out
 
 
+# pip's LinkHash: the first [#&]<algorithm>=<digest> anywhere in the URL, compared exactly (case included) with the
+# file's hexdigest (pip/_internal/models/link.py, utils/hashes.py).
+_PIP_LINK_HASH = re.compile(r'[#&](sha512|sha384|sha256|sha224|sha1|md5)=([^&]*)')
+
+
+def pip_link_hash(url):
+    """(algorithm, digest) of the hash pip checks a link's file against, or None (the first one in the URL)."""
+    match = _PIP_LINK_HASH.search(url or '')
+    return match.groups() if match else None
+
+
+def file_digest(path, algorithm):
+    digest = hashlib.new(algorithm)
+    with open(path, 'rb') as handle:
+        for block in iter(lambda: handle.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _recorded_hashes(direct_url):
     info = direct_url.get('archive_info')
     if not isinstance(info, dict):
@@ -188,7 +210,7 @@ def _recorded_hashes(direct_url):
     return out
 
 
-def _constraint_problem(pk, dist, constraints, markers):
+def _constraint_problem(pk, dist, constraints, markers, probe=None):
     """(text of the first constraint the installed dist violates or None, metadata override or None)."""
     override = None
     for item in constraints.get(dist.key, ()):
@@ -199,7 +221,7 @@ def _constraint_problem(pk, dist, constraints, markers):
                 return 'installed %s %s does not satisfy the constraint %s (%s)' % (
                     dist.name, dist.version, item.text, item.origin), None
             continue
-        found = _artifact(pk, item, dist)
+        found = _artifact(pk, item, dist, probe)
         if isinstance(found, str):
             return '%s (constraint %s)' % (found, item.origin), None
         override = found
@@ -230,26 +252,29 @@ def _find_by_direct_url(probe, item):
     return None
 
 
-def _artifact(pk, item, dist):
+def _artifact(pk, item, dist, probe=None):
     """Is the installed `dist` what the non-index `item` installs? The metadata to walk, or why not.
 
     Returns (requires, provides_extra) - None values mean "the installed copy's" - or a reason text.
     pip installs such an item from its link and resolves the link's own dependencies; the installed
     copy counts only when it provably is that artifact:
-    - a local wheel: the same name and version (pip then keeps the installed copy), walked with the
-      wheel file's own Requires-Dist;
-    - a local sdist: installed from that very file (path and sha256 recorded in direct_url.json);
-    - a remote archive: installed from that URL (and hash, when the URL carries one);
+    - a local wheel: the same name and version (pip then keeps the installed copy), tags that fit the venv,
+      walked with the wheel file's own Requires-Dist;
+    - a local sdist or version-less archive: installed from that very file (path and sha256 recorded in
+      direct_url.json); a local file that does not match the first #<algorithm>= of its URL never (pip refuses it);
+    - a remote file (wheel, sdist, archive): never; pip downloads it again even at the installed version and
+      resolves what the server serves now (other dependencies, a moved branch, or a hash mismatch);
     - a VCS URL: installed from that repository at that commit; a branch or tag cannot be checked
       offline (it may have moved), so only a full commit hash qualifies;
-    - a project directory: exactly its known version, not editable, walked with its static
-      dependencies when it has them (else the installed copy's: the caller's version vouches for it);
+    - a project directory: exactly its known version, installed (not editable) from that very directory,
+      walked with its static dependencies when it has them (else the installed copy's: the caller's version
+      vouches for it);
     - an editable project directory: installed editable from that directory, and its dependencies
       are static (pip reinstalls editables; a dynamic setup.py may have changed them).
     """
     origin = item.path or item.url or item.text
     if item.kind in ('file', 'archive'):
-        return _file_artifact(pk, item, dist, origin)
+        return _file_artifact(pk, item, dist, origin, probe)
     if item.kind == 'dir':
         if not item.version:
             return '%s: a project directory without static name and version (give them in name)' % origin
@@ -260,8 +285,11 @@ def _artifact(pk, item, dist):
         if isinstance(info, dict) and info.get('editable'):
             return 'installed %s %s is an editable install; %s is not editable' % (dist.name, dist.version, origin)
         recorded = direct.get('url') or ''
-        if isinstance(info, dict) and recorded.startswith('file:') and \
-                os.path.realpath(url_path(recorded)) != os.path.realpath(item.path):
+        if not isinstance(info, dict) or not recorded.startswith('file:'):
+            # installed from an index, a wheel or an archive: pip builds and installs the directory over it
+            return 'installed %s %s was not installed from the directory %s (pip installs it from there)' % (
+                dist.name, dist.version, origin)
+        if os.path.realpath(url_path(recorded)) != os.path.realpath(item.path):
             return 'installed %s %s was installed from the directory %s, not from %s' % (
                 dist.name, dist.version, url_path(recorded), origin)
         return item.requires, item.provides_extra
@@ -290,32 +318,32 @@ def _is_editable(dist):
     return isinstance(info, dict) and bool(info.get('editable'))
 
 
-def _file_artifact(pk, item, dist, origin):
+def _file_artifact(pk, item, dist, origin, probe=None):
     """A wheel, sdist or version-less archive, by path or URL (see _artifact)."""
     if item.kind == 'file' and not same_version(pk, dist.version, item.version):
         return 'installed %s %s is not %s from %s' % (dist.name, dist.version, item.version, origin)
     if _is_editable(dist):
         return 'installed %s %s is an editable install; pip replaces it with %s' % (dist.name, dist.version, origin)
-    wanted = _url_hashes(item.url or '')
-    if item.path:
-        if not os.path.isfile(item.path):
-            return '%s does not exist' % origin
-        sha256 = file_sha256(item.path)
-        if wanted and wanted.get('sha256', sha256) != sha256:
-            return '%s does not match its #%s= fragment (pip refuses it)' % (origin, 'sha256')
-        if item.is_wheel:
-            requires, extras = wheel_metadata(item.path)
-            if requires is None:
-                return 'cannot read the metadata of %s' % item.path
-            return requires, extras
-        if not _direct_url_matches(_with_hash(item, sha256), dist.direct_url):
-            return 'installed %s %s was not installed from %s (same file content)' % (dist.name, dist.version, origin)
-        return None, None
-    if not wanted:
-        return '%s: a remote file may have changed since it was installed (served again with other content; add ' \
-            '#sha256= to the URL to decide offline)' % origin
-    if not _direct_url_matches(item, dist.direct_url):
-        return 'installed %s %s was not installed from %s' % (dist.name, dist.version, origin)
+    if not item.path:
+        # pip downloads a remote file again to read its metadata, even at the installed version: what the server
+        # serves now (other dependencies, a moved branch archive, content no longer matching a #sha256=) decides.
+        return '%s: a remote file may have changed since it was installed (pip downloads it again and resolves what ' \
+            'it serves now; a #sha256= that no longer matches fails there)' % origin
+    if not os.path.isfile(item.path):
+        return '%s does not exist' % origin
+    wanted = pip_link_hash(item.url)
+    if wanted and file_digest(item.path, wanted[0]) != wanted[1]:
+        return '%s does not match its #%s= fragment (pip refuses it)' % (origin, wanted[0])
+    if item.is_wheel:
+        unfit = wheel_unfit(item.path, probe) if probe is not None else None
+        if unfit:
+            return unfit
+        requires, extras = wheel_metadata(item.path)
+        if requires is None:
+            return 'cannot read the metadata of %s' % item.path
+        return requires, extras
+    if not _direct_url_matches(_with_hash(item, file_sha256(item.path)), dist.direct_url):
+        return 'installed %s %s was not installed from %s (same file content)' % (dist.name, dist.version, origin)
     return None, None
 
 
@@ -354,7 +382,7 @@ def _resolve(pk, item, probe, decision, via=''):
         else:
             decision.need('nothing installed from %s%s' % (item.text, via))
         return None
-    found = _artifact(pk, item, dist)
+    found = _artifact(pk, item, dist, probe)
     if isinstance(found, str):
         decision.need(found + via)
         return None
@@ -407,7 +435,7 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
         if dist.key not in walked:
             walked[dist.key] = set()
             decision.checked += 1
-            problem, override = _constraint_problem(pk, dist, constraints, markers)
+            problem, override = _constraint_problem(pk, dist, constraints, markers, probe)
             if problem:
                 decision.need(problem)
                 walked[dist.key].update(('',) + tuple(extras))
@@ -455,7 +483,7 @@ def decide_present(pk, probe, items, constraint_items=(), no_deps=False, base_di
                 except RequirementError as exc:
                     decision.need('%s%s: %s' % (short(req), via, exc))
                     continue
-                found = _artifact(pk, item, dep)
+                found = _artifact(pk, item, dep, probe)
                 if isinstance(found, str):
                     decision.need(found + via)
                     continue

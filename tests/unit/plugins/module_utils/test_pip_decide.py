@@ -158,8 +158,9 @@ def test_a_direct_url_dependency_is_not_any_installed_version(pk, tmp_path):
     # Installed from that URL, but the file may have been served again with other dependencies: pip decides.
     decision = decide(pk, probe(remote, ("dep", "2.0", [], recorded)), "top")
     assert "may have changed" in decision.reasons[0]
+    # Even with the recorded #sha256=: pip downloads the file again, and fails if the server now serves another.
     hashed = ("top", "1", ["dep @ https://h/dep-2.0-py3-none-any.whl#sha256=" + "ab" * 32])
-    assert decide(pk, probe(hashed, ("dep", "2.0", [], recorded)), "top").satisfied
+    assert "may have changed" in decide(pk, probe(hashed, ("dep", "2.0", [], recorded)), "top").reasons[0]
 
 
 def test_a_local_sdist_counts_only_when_installed_from_that_very_file(pk, tmp_path):
@@ -194,7 +195,8 @@ def test_archive_url_and_editable_dir(pk, tmp_path):
                                           "archive_info": {"hashes": {"sha256": "cd" * 32}}}),
                       ("dev", "0.1", [], {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}}))
     assert "may have changed" in decide(pk, installed, archive).reasons[0]  # a branch archive moves
-    assert decide(pk, installed, archive + "#sha256=" + "cd" * 32).satisfied
+    # pip downloads it again even with the recorded hash (and fails when the server serves other content now)
+    assert "may have changed" in decide(pk, installed, archive + "#sha256=" + "cd" * 32).reasons[0]
     assert not decide(pk, installed, archive + "#sha256=00").satisfied  # another content
     assert not decide(pk, installed, "https://h/pkgs/other.zip").satisfied
     editable = classify(pk, str(tmp_path), "r:1", editable=True)
@@ -217,12 +219,18 @@ def test_project_directory_needs_a_known_identity_and_its_own_dependencies(pk, t
     decision = decide_present(pk, probe(("x", "1")), [item])
     assert not decision.satisfied and "without static name and version" in decision.reasons[0]
     item.name, item.version = "x", "1"
-    assert decide_present(pk, probe(("x", "1")), [item]).satisfied
+    from_here = ("x", "1", [], {"url": "file://%s" % tmp_path, "dir_info": {}})
+    assert decide_present(pk, probe(from_here), [item]).satisfied
+    # the same name and version installed from an index (or a wheel): pip builds and installs the directory over it
+    decision = decide_present(pk, probe(("x", "1")), [item])
+    assert not decision.satisfied and "was not installed from the directory" in decision.reasons[0]
+    wheel_copy = ("x", "1", [], {"url": "file:///w/x-1-py3-none-any.whl", "archive_info": {}})
+    assert not decide_present(pk, probe(wheel_copy), [item]).satisfied
     item.requires = ["einops"]   # its static dependencies changed since the install
-    assert not decide_present(pk, probe(("x", "1")), [item]).satisfied
+    assert not decide_present(pk, probe(from_here), [item]).satisfied
     item.requires = None
     item.version = "1+abc"
-    assert not decide_present(pk, probe(("x", "1")), [item]).satisfied
+    assert not decide_present(pk, probe(from_here), [item]).satisfied
     item.version = "1"
     editable_copy = ("x", "1", [], {"url": "file://%s" % tmp_path, "dir_info": {"editable": True}})
     assert not decide_present(pk, probe(editable_copy), [item]).satisfied  # pip reinstalls non-editable
@@ -318,7 +326,8 @@ def test_a_served_branch_archive_or_rewheel_is_handed_to_pip_without_a_hash(pk):
     installed = probe(("proj", "1.0", [], recorded))
     assert "may have changed" in decide(pk, installed, url).reasons[0]
     assert "may have changed" in decide(pk, installed, "proj @ " + url).reasons[0]
-    assert decide(pk, installed, "proj @ %s#sha256=%s" % (url, "ee" * 32)).satisfied
+    # the recorded hash in the URL does not help: pip downloads the branch archive again and fails on a new content
+    assert "may have changed" in decide(pk, installed, "proj @ %s#sha256=%s" % (url, "ee" * 32)).reasons[0]
     wheel = "https://h/w/proj-1.0-py3-none-any.whl"
     installed = probe(("proj", "1.0", [], dict(recorded, url=wheel)))
     assert "may have changed" in decide(pk, installed, wheel).reasons[0]
@@ -363,6 +372,36 @@ def test_a_sha256_fragment_that_does_not_match_the_local_file_is_not_satisfied(p
     assert decide(pk, probe(("dev", "0.1")), "file://%s#sha256=%s" % (whl, digest)).satisfied
     decision = decide(pk, probe(("dev", "0.1")), "file://%s#sha256=%s" % (whl, "0" * 64))
     assert not decision.satisfied and "does not match its #sha256=" in decision.reasons[0]
+
+
+@pytest.mark.parametrize("fragment, ok", [
+    ("sha512={sha512}", True), ("sha512=" + "0" * 128, False), ("md5={md5}", True), ("md5=" + "0" * 32, False),
+    ("sha256={SHA256}", False),                  # pip compares the digest as written: upper case never matches
+    ("sha256={sha256}&sha512=" + "0" * 128, True),   # pip checks the first hash of the URL only
+    ("sha1=" + "0" * 40 + "&sha256={sha256}", False),
+    ("egg=dev&sha224={sha224}", True),
+])
+def test_every_hash_pip_checks_a_local_file_against_decides_like_pip(pk, tmp_path, fragment, ok):
+    whl = build_wheel(str(tmp_path), "dev", "0.1")
+    data = open(whl, "rb").read()
+    digests = dict((algo, hashlib.new(algo, data).hexdigest()) for algo in ("sha512", "md5", "sha256", "sha224"))
+    digests["SHA256"] = digests["sha256"].upper()
+    decision = decide(pk, probe(("dev", "0.1")), "file://%s#%s" % (whl, fragment.format(**digests)))
+    assert decision.satisfied is ok
+    if not ok:
+        assert "does not match its #" in decision.reasons[0] and "pip refuses it" in decision.reasons[0]
+
+
+def test_a_dependency_wheel_whose_tags_do_not_fit_is_not_satisfied(pk, tmp_path):
+    foreign = build_wheel(str(tmp_path / "f"), "dep", "1.0", tag="cp27-cp27mu-manylinux1_x86_64")
+    fitting = build_wheel(str(tmp_path / "g"), "dep", "1.0")
+    for whl, fits in ((foreign, False), (fitting, True)):
+        installed = probe(("top", "1", ["dep @ file://%s" % whl]), ("dep", "1.0"), tags=TAGS)
+        decision = decide(pk, installed, "top")
+        assert decision.satisfied is fits
+        assert fits or "do not fit the venv's interpreter" in decision.reasons[0]
+        constrained = decide(pk, probe(("dep", "1.0"), tags=TAGS), "dep", constraints=items(pk, "dep @ file://" + whl))
+        assert constrained.satisfied is fits
 
 
 TAGS = {"impl": "cp", "python": [3, 12], "abi": "cp312", "abi3": True, "platform": "linux_x86_64",

@@ -73,11 +73,12 @@ class FakeVenv(object):
         self.site = "/nonexistent-site"
         self.debug = ""       # what pip writes to its --log file (a list: one per pip run)
 
-    def add(self, name, version, requires=(), extras=()):
-        self.dists[name.lower()] = [name, version, list(requires), list(extras), 1]
+    def add(self, name, version, requires=(), extras=(), direct_url=None):
+        self.dists[name.lower()] = [name, version, list(requires), list(extras), 1,
+                                    json.dumps(direct_url) if direct_url else None]
 
     def probe_output(self):
-        rows = [[d[0], d[1], d[2], None, "/site/%s.dist-info" % d[0], d[4], d[3]] for d in self.dists.values()]
+        rows = [[d[0], d[1], d[2], d[5], "/site/%s.dist-info" % d[0], d[4], d[3]] for d in self.dists.values()]
         data = {"executable": self.python, "version": [3, 12, 1], "purelib": self.site, "platlib": self.site,
                 "markers": MARKERS, "dists": rows}
         return "%s\n%s\n" % (PROBE_MARKER, json.dumps(data))
@@ -380,7 +381,8 @@ def test_src_with_explicit_identity_is_idempotent(monkeypatch, venv, tmp_path):
     src = tmp_path / "Primus-Turbo"
     src.mkdir()
     (src / "setup.py").write_text("raise SystemExit('must not run')\n")
-    venv.add("primus-turbo", "0.2.0+edc8d2c")
+    from_src = {"url": "file://%s" % src, "dir_info": {}}
+    venv.add("primus-turbo", "0.2.0+edc8d2c", direct_url=from_src)
     result, failed = run_module(monkeypatch, venv, tmp_path, src=str(src), name=["primus_turbo==0.2.0+edc8d2c"],
                                 no_deps=True, no_build_isolation=True)
     assert not failed and result["changed"] is False and venv.pip_calls() == []
@@ -397,7 +399,7 @@ def test_src_dynamic_metadata_asks_pip_offline_once(monkeypatch, venv, tmp_path)
     src = tmp_path / "proj"
     src.mkdir()
     (src / "setup.py").write_text("")
-    venv.add("proj", "1.0+abc")
+    venv.add("proj", "1.0+abc", direct_url={"url": "file://%s" % src, "dir_info": {}})
     venv.dry_run = (0, "", "", report(("proj", "1.0+abc", True, [])))
     result, failed = run_module(monkeypatch, venv, tmp_path, src=str(src), no_build_isolation=True,
                                 index_url="http://x/simple")
