@@ -89,78 +89,128 @@ def key(path):
     except OSError:
         keys.append([path, None])
 
+def requires_txt(path):
+    # pip's _iter_egg_info_dependencies/_iter_egg_info_extras: requires.txt sections as markers, extras canonical
+    requires, extras = [], []
+    extra = marker = ""
+    for line in (read(path, "requires.txt") or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            extra, _sep, marker = line.strip("[]").partition(":")
+            continue
+        name = canonical(extra)
+        if name and marker:
+            condition = '(%s) and extra == "%s"' % (marker, name)
+        elif name:
+            condition = 'extra == "%s"' % name
+        else:
+            condition = marker
+        requires.append("%s ; %s" % (line, condition) if condition else line)
+        if name and name not in extras:
+            extras.append(name)
+    return requires, extras
+
+def metadata_text(path):
+    # importlib.metadata's PathDistribution.metadata: METADATA, else PKG-INFO (the first that is not empty), else the
+    # path itself (a legacy .egg-info file); only the header block is read
+    # (a file that cannot be read counts as missing, as importlib.metadata's read_text has it)
+    for name in ("METADATA", "PKG-INFO") if os.path.isdir(path) else ("",):
+        target = os.path.join(path, name) if name else path
+        try:
+            if os.path.getsize(target) > 0:
+                return head(target)
+        except (OSError, ValueError):
+            continue
+    return ""
+
+def lookup_key(low):
+    # importlib.metadata's Lookup groups a directory's *.dist-info/*.egg-info by the project of their name
+    name = low.rpartition(".")[0].partition("-")[0]
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
 dists = []
-legacy = []
-for entry in sys.path:
-    if not entry:
-        continue
+found = set()
+
+def scan(entry):
+    # the distributions of one sys.path entry in the order importlib.metadata (and so pip) yields them: grouped
+    # by the project of the directory name, groups in order of first appearance, each in directory order
     key(entry)
     if not os.path.isdir(entry):
-        continue
+        return []
     try:
-        listing = os.listdir(entry)   # directory order, as importlib.metadata (and so pip) meets them
+        listing = os.listdir(entry)
     except OSError:
-        continue
+        return []
+    groups = {}
+    links = []
     for base in listing:
-        if base.startswith("~"):
-            continue  # pip's leftovers of an interrupted uninstall ("~orch-2.12.0.dist-info")
         path = os.path.join(entry, base)
         if base.endswith(".pth"):
             key(path)
             continue
-        if base.endswith((".dist-info", ".egg-info")):
-            key(path)
-            for name in ("METADATA", "direct_url.json") if base.endswith(".dist-info") else (
-                    "PKG-INFO", "METADATA", "requires.txt", "direct_url.json"):
-                key(os.path.join(path, name))
-        if base.endswith(".dist-info"):
-            try:
-                meta = headers(head(os.path.join(path, "METADATA")))
-            except (OSError, ValueError):
-                continue
-            name = (meta.get("name") or [None])[0]
-            version = (meta.get("version") or [None])[0]
-            requires = meta.get("requires-dist") or []
-            extras = meta.get("provides-extra") or []
-            # pip takes name and version from the directory name when it has both (name-version.dist-info);
-            # METADATA's spelling is kept for display where the two agree
-            dir_name, sep, dir_version = base[:-len(".dist-info")].partition("-")
-            if sep and dir_name:
-                if not name or canonical(name) != canonical(dir_name):
-                    name = dir_name
-                if version is None or version.replace("-", "_") != dir_version:
-                    version = dir_version
-        elif base.endswith(".egg-info"):
-            from importlib import metadata
-            d = metadata.Distribution.at(path)
-            md = d.metadata
-            name = md["Name"] if md is not None else None
-            version = md["Version"] if md is not None else None
-            requires = d.requires or []
-            extras = (md.get_all("Provides-Extra") if md is not None else None) or []
-            if not extras:
-                # pip adds the [extra] sections of requires.txt that hold a requirement as Provides-Extra
-                section = ""
-                for line in (read(path, "requires.txt") or "").splitlines():
-                    line = line.strip()
-                    if not line or line.startswith("#"):
-                        continue
-                    if line.startswith("[") and line.endswith("]"):
-                        section = line[1:-1].split(":", 1)[0].strip()
-                    elif section and section not in extras:
-                        extras.append(section)
-            dir_name = base[:-len(".egg-info")].split("-", 1)[0]
-            if name is not None and dir_name and canonical(name) != canonical(dir_name):
-                name = dir_name
-        else:
-            continue
-        if not name or version is None:
-            continue
+        if base.endswith(".egg-link"):
+            links.append(path)
+        low = base.lower()
+        if low.endswith((".dist-info", ".egg-info")) and not base.startswith("~"):
+            # "~" : pip's leftovers of an interrupted uninstall ("~orch-2.12.0.dist-info")
+            groups.setdefault(lookup_key(low), []).append(base)
+    for bases in groups.values():
+        for base in bases:
+            one(entry, base)
+    return links
+
+def one(entry, base):
+    path = os.path.join(entry, base)
+    key(path)
+    for name in ("METADATA", "PKG-INFO", "requires.txt", "direct_url.json"):
+        key(os.path.join(path, name))
+    meta = headers(metadata_text(path))
+    name = (meta.get("name") or [None])[0]
+    version = (meta.get("version") or [None])[0]
+    requires = meta.get("requires-dist") or []
+    extras = meta.get("provides-extra") or []
+    if not requires or not extras:
+        # pip adds requires.txt (a legacy .egg-info's, or any) when the metadata has no Requires-Dist/Provides-Extra
+        txt_requires, txt_extras = requires_txt(path)
+        requires = requires or txt_requires
+        extras = extras or txt_extras
+    # pip (metadata/importlib/_compat.py) takes the name from the directory name (name-version.dist-info,
+    # name-....egg-info) when it has one, the version from name-version.dist-info when it has one; METADATA's
+    # spelling of the name is kept for display where the two agree
+    if base.endswith(".dist-info"):
+        dir_name, sep, dir_version = base[:-len(".dist-info")].partition("-")
+        if sep and dir_version:
+            version = dir_version if version is None or version.replace("-", "_") != dir_version else version
+    elif base.endswith(".egg-info"):
+        dir_name, sep = base[:-len(".egg-info")].split("-", 1)[0], "-"
+    else:
+        dir_name, sep = "", ""
+    if sep and dir_name and (not name or canonical(name) != canonical(dir_name)):
+        name = dir_name
+    if not name or version is None or canonical(name) in found:
+        return
+    found.add(canonical(name))
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        stamp = None
+    dists.append([name, version, requires, read(path, "direct_url.json"), path, stamp, extras])
+
+for entry in sys.path:
+    if not entry:
+        continue
+    for link in scan(entry):
+        # pip's find_legacy_editables: the project an .egg-link points at, right after its directory's own
+        key(link)
         try:
-            stamp = os.stat(path).st_mtime_ns
-        except OSError:
-            stamp = None
-        dists.append([name, version, requires, read(path, "direct_url.json"), path, stamp, extras])
+            with open(link, encoding="utf-8") as handle:
+                target = next((line.strip() for line in handle if line.strip()), "")
+        except (OSError, ValueError):
+            continue
+        if target:
+            scan(os.path.join(entry, target))
 
 def tag_facts():
     # What packaging.tags.sys_tags() is built from: interpreter, ABI, platform, glibc.

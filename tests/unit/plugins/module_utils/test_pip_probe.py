@@ -9,6 +9,7 @@ import time
 from importlib import metadata
 
 import pytest
+from packaging.requirements import Requirement
 
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import (
     PROBE_MARKER, PROBE_SCRIPT, RACY_SECONDS, SNAPSHOT_NAME, ProbeError, drop_snapshot, load_snapshot, parse_probe,
@@ -139,7 +140,7 @@ def test_egg_info_directories_and_files_are_found(tmp_path):
     (tmp_path / "single_file-2.0-py3.12.egg-info").write_text("Metadata-Version: 1.1\nName: single-file\nVersion: 2.0\n")
     probe = parse_probe(run_script(tmp_path))
     assert probe.dists["legacy-pkg"].version == "0.9"
-    assert probe.dists["legacy-pkg"].requires == ["six>=1.0", 'click; extra == "cli"']
+    assert probe.dists["legacy-pkg"].requires == ["six>=1.0", 'click ; extra == "cli"']  # pip's own spelling
     assert probe.dists["single-file"].version == "2.0"
 
 
@@ -284,3 +285,73 @@ def test_a_chmod_of_the_shared_interpreter_keeps_the_snapshot_but_a_new_binary_d
     assert load_snapshot(venv, str(python))[1] is None
     python.write_bytes(b"#!/bin/sh\necho other\n")
     assert load_snapshot(venv, str(python))[1].startswith("stale")
+
+
+# ---- odd installed metadata, read as pip 26.3's own metadata backend reads it -----------------------
+
+PIP_VIEW = r'''
+import json, sys
+from pip._internal.metadata.importlib import Environment
+out = {}
+for dist in Environment.from_paths([sys.argv[1]]).iter_all_distributions():
+    extras = sorted(dist.iter_provided_extras())
+    out[dist.canonical_name] = [str(dist.version), sorted(str(r) for r in dist.iter_dependencies(extras)), extras]
+print(json.dumps(out))
+'''
+
+
+def odd_site(site):
+    """Installed metadata pip reads in its own way (each a case the probe once read differently)."""
+    info = site / "nometa-1.0.dist-info"              # no METADATA at all: pip still sees nometa 1.0
+    info.mkdir(parents=True)
+    (info / "RECORD").write_text("")
+    info = site / "pkginfo-2.0.dist-info"             # PKG-INFO instead of METADATA
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: pkginfo\nVersion: 2.0\nRequires-Dist: six\n")
+    info = write_dist(site, "reqtxt", "1.0")          # a dist-info whose requires.txt pip reads (no Requires-Dist)
+    (info / "requires.txt").write_text("inq==0.3.4\n[CLI_Tool:python_version >= '3']\nclick\n")
+    # two directories of one project: importlib.metadata yields a directory's entries grouped by the project of the
+    # directory name (groups in order of first appearance), so grpN.dist-info (METADATA: twinN 1.0) comes before
+    # twinN-2.0.dist-info where grpN-9.dist-info is listed first (40 triples: some are, in any file system's order)
+    for index in range(40):
+        write_dist(site, "grp%d" % index, "9", dirname="grp%d-9.dist-info" % index)
+        write_dist(site, "twin%d" % index, "2.0", dirname="twin%d-2.0.dist-info" % index)
+        write_dist(site, "twin%d" % index, "1.0", dirname="grp%d.dist-info" % index)
+    write_dist(site, "emptyver", "3.0", dirname="emptyver-.dist-info")  # an empty version: METADATA's
+    egg = site / "eggx-1.0-py3.12.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: eggx\nVersion: 1.0\nProvides-Extra: other\n")
+    (egg / "requires.txt").write_text("[cli]\ninq==0.3.4\n")   # cli is not an extra: PKG-INFO declares others
+
+
+def test_odd_installed_metadata_is_read_exactly_as_pip_reads_it(tmp_path):
+    site = tmp_path / "site"
+    odd_site(site)
+    linked = tmp_path / "src" / "linked"                  # a legacy develop install: site/linked.egg-link -> there
+    linked.mkdir(parents=True)
+    (linked / "linked.egg-info").mkdir()
+    (linked / "linked.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: linked\nVersion: 0.5\n")
+    (site / "linked.egg-link").write_text(str(linked) + "\n.\n")
+    pip_view = json.loads(subprocess.run([sys.executable, "-c", PIP_VIEW, str(site)], capture_output=True, text=True,
+                                         check=True).stdout)
+    probe = parse_probe(run_script(site))
+    ours = {}
+    for key in pip_view:
+        dist = probe.dists[key]
+        extras = sorted(dist.provides_extra)
+        deps = []
+        for text in dist.requires:   # pip's iter_dependencies(extras) on the probe's requirements
+            req = Requirement(text)
+            if req.marker is None or (not extras and req.marker.evaluate({"extra": ""})) or \
+                    any(req.marker.evaluate({"extra": e}) for e in extras):
+                deps.append(str(req))
+        ours[key] = [dist.version, sorted(deps), extras]
+    assert ours == pip_view
+    listing = os.listdir(str(site))
+    regrouped = [i for i in range(40) if listing.index("grp%d-9.dist-info" % i) < listing.index("twin%d-2.0.dist-info" % i)
+                 < listing.index("grp%d.dist-info" % i)]
+    assert regrouped, "no grpN-9, twinN-2.0, grpN listing order: the grouping is not exercised"
+    assert all(pip_view["twin%d" % i][0] == "1.0" for i in regrouped)   # not the first in directory order
+    assert pip_view["nometa"][0] == "1.0" and pip_view["emptyver"][0] == "3.0" and pip_view["pkginfo"][1] == ["six"]
+    assert pip_view["reqtxt"][1] == ['click; python_version >= "3" and extra == "cli-tool"', "inq==0.3.4"]
+    assert "linked" in pip_view and pip_view["eggx"][2] == ["other"]
