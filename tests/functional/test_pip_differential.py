@@ -46,14 +46,14 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import (
     load_packaging, load_toml_loads)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import parse_probe, probe_command  # noqa: E402
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (  # noqa: E402
-    RequirementError, read_request)
+    RequirementError, read_request, url_path)
 from ansible_collections.primus.trainenv.plugins.modules import pip_constrained  # noqa: E402
 
 pytestmark = pytest.mark.functional
 
 PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1/bin/python3.12"
 ROCM = "2.12.0+rocm7.15.0a20260720"
-MIN_CASES = 650
+MIN_CASES = 900
 
 # Reasons for "not satisfied" that pip may answer with "nothing to do", and the sentence of the
 # module's documentation that makes each a deliberate choice.
@@ -65,9 +65,9 @@ DOCUMENTED = {
     "is not an editable install of": KEEPS,
     "dependencies are not static": "an editable project only when installed editable from that directory with static",
     "without static name and version": "Whatever cannot be decided offline is answered B(not satisfied)",
-    "a remote file may have changed": "as does a remote file without a matching C(#sha256=)",
+    "a remote file may have changed": "as does any remote file (it may have changed)",
     "cannot be evaluated": "A requirement whose environment marker cannot be evaluated",
-    "does not match its #": "a local file whose C(#sha256=) does not match its content never",
+    "does not match its #": "a local file whose hash does not match its content never",
 }
 SAME_ARTIFACT_DOC = "pip reinstalls a local directory, an editable project or a local sdist even at the same version"
 
@@ -206,9 +206,47 @@ def build_class_catalog(root):
     os.makedirs(os.path.dirname(str(pins)))
     pins.write_text("gamma==1.0\n")
     server = Served(str(served))
-    return {"archive": local, "archive_moved": moved, "archive_copy": copy, "served": server.url, "server": server,
-            "served_dir": str(served), "branch": branch, "reserved": str(classes / "reserved"), "mono": str(mono),
-            "mono_commit": mono_commit, "editwheel": editwheel, "tags_wheel": tags, "pins": str(pins)}
+    cat = {"archive": local, "archive_moved": moved, "archive_copy": copy, "served": server.url, "server": server,
+           "served_dir": str(served), "branch": branch, "reserved": str(classes / "reserved"), "mono": str(mono),
+           "mono_commit": mono_commit, "editwheel": editwheel, "tags_wheel": tags, "pins": str(pins)}
+    cat.update(build_more_classes(root, classes, served))
+    return cat
+
+
+def build_more_classes(root, classes, served):
+    """More shapes of the same classes: unchanged version-less archives, hashes recorded before the server changed
+    its files, a served wheel that never changes, directories over copies installed from elsewhere, wheels with
+    foreign tags (also as a dependency), odd metadata pip still reads, requirement files that name files oddly."""
+    out = {"old_srvpkg_sha256": _sha256(str(served / "srvpkg-1.0-py3-none-any.whl")),
+           "old_branch_sha256": _sha256(str(served / "org/proj/archive/refs/heads/main.zip"))}
+    out["zip"] = zip_project(str(classes / "zips" / "zproj-main.zip"), "zproj-main", project_files("zproj", "1.0"))
+    os.symlink(out["zip"], str(classes / "zips" / "zproj-link.zip"))
+    out["zip_link"] = str(classes / "zips" / "zproj-link.zip")
+    out["stable"] = build_wheel(str(served / "stable"), "stable", "1.0", requires=["beta>=1"])
+    out["stable_url"] = "stable/" + os.path.basename(out["stable"])
+    out["pedit_sdist"] = build_sdist(str(classes / "editsdist"), "pedit", "1.0", project_files("pedit", "1.0"))
+    projects = root / "projects"
+    make_project(projects / "alpha-src", "alpha", "1.1")            # alpha 1.1 is installed from the index
+    make_project(projects / "app2-src", "app2", "1.0")              # app2 1.0 is installed from a wheel
+    os.symlink(str(projects / "pstatic"), str(projects / "pstatic-link"))
+    tagdir = classes / "tags"
+    out["tag_wheels"] = dict((tag, build_wheel(str(tagdir / tag), "alpha", "1.1", tag=tag)) for tag in (
+        "cp312-abi3-manylinux_2_99_x86_64", "cp313-abi3-linux_x86_64", "py2-none-any", "cp312-cp312-linux_x86_64",
+        "py312-none-any", "cp312-none-win_amd64"))
+    foreign_beta = build_wheel(str(tagdir / "beta"), "beta", "1.0", tag="cp27-cp27mu-manylinux1_x86_64")
+    out["tagtop"] = build_wheel(str(classes / "tagtop"), "tagtop", "1.0", requires=["beta @ file://" + foreign_beta])
+    out["alpha_dir_link"] = str(classes / "alpha-link")
+    os.symlink(str(root / "links"), out["alpha_dir_link"])
+    linked = classes / "develop" / "linked"
+    (linked / "linked.egg-info").mkdir(parents=True)
+    (linked / "linked.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: linked\nVersion: 0.5\n")
+    out["linked"] = str(linked)
+    nested = classes / "nested dir"
+    nested.mkdir()
+    (nested / "pins 2.txt").write_text("gamma==1.5\n")
+    (nested / "more.txt").write_text("-c 'pins 2.txt'\nbeta\n")
+    out["nested"] = str(nested)
+    return out
 
 
 def after_install(cat):
@@ -232,6 +270,24 @@ def after_install(cat):
         os.makedirs(os.path.join(site, dirname))
         with open(os.path.join(site, dirname, "METADATA"), "w") as handle:
             handle.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
+    odd = {"eggm-1.0-py3.12.egg-info": {"PKG-INFO": "Metadata-Version: 1.1\nName: eggm\nVersion: 1.0\n",
+                                        "requires.txt": "[GPU:python_version >= '3']\ndelta==1.0\n"
+                                                        "[:python_version < '3']\ninq==0.3.4\n"},
+           "eggx-1.0-py3.12.egg-info": {"PKG-INFO": "Metadata-Version: 1.1\nName: eggx\nVersion: 1.0\n"
+                                                    "Provides-Extra: other\n", "requires.txt": "[cli]\ninq==0.3.4\n"},
+           "reqtxt-1.0.dist-info": {"METADATA": "Metadata-Version: 2.1\nName: reqtxt\nVersion: 1.0\n",
+                                    "requires.txt": "inq==0.3.4\n"},
+           "nometa-1.0.dist-info": {"RECORD": ""},
+           "pkgi-1.0.dist-info": {"PKG-INFO": "Metadata-Version: 2.1\nName: pkgi\nVersion: 1.0\n"
+                                              "Requires-Dist: inq==0.3.4\n"},
+           "other-1.0.dist-info": {"METADATA": "Metadata-Version: 2.1\nName: mismatch2\nVersion: 1.0\n"}}
+    for dirname, files in odd.items():
+        os.makedirs(os.path.join(site, dirname))
+        for name, text in files.items():
+            with open(os.path.join(site, dirname, name), "w") as handle:
+                handle.write(text)
+    with open(os.path.join(site, "linked.egg-link"), "w") as handle:   # a legacy develop install, not on sys.path
+        handle.write(cat["linked"] + "\n.\n")
 
 
 # ---- venv states -------------------------------------------------------------------------------
@@ -262,7 +318,9 @@ def states(cat):
                    [os.path.join(root, "v2", "app2-1.0-py3-none-any.whl")],
                    [cat["archive"], "srvpkg @ %s/srvpkg-1.0-py3-none-any.whl" % cat["served"],
                     "%s/%s" % (cat["served"], cat["branch"]),
-                    "git+file://%s@%s#subdirectory=one" % (cat["mono"], cat["mono_commit"])]],
+                    "git+file://%s@%s#subdirectory=one" % (cat["mono"], cat["mono_commit"])],
+                   [cat["zip"], "%s/%s" % (cat["served"], cat["stable_url"])],
+                   ["--no-deps", cat["tagtop"]]],
         "constrained": [["torch==2.12.0", "beta==1.0", "gamma==1.5", "alpha==2.1", "urlpkg==1.0"],
                         ["--no-deps", "urluser==1.0"]],
     }
@@ -343,6 +401,7 @@ def corpus(cat):
     for text in ["app", "beta==2.0", "urluser", "alpha==2.1", "hub[cli]"]:
         add("no-deps:%s" % text, name=[text], no_deps=True)
     class_cases(cat, add)
+    more_class_cases(cat, add)
     return cases
 
 
@@ -389,6 +448,93 @@ def class_cases(cat, add):
                           ("-c file URL", "-c file://%s\ngamma\n" % quote(cat["pins"])),
                           ("abbreviated --constr", "--constr=file://%s\nalpha\n" % quote(cat["pins"]))]:
         add("class:%s" % case_id, requirements=text)
+
+
+def more_class_cases(cat, add):
+    """The same classes in more shapes (each entry runs against every venv state)."""
+    served, mono, commit, root = cat["served"], cat["mono"], cat["mono_commit"], cat["root"]
+    wheel_url = "%s/srvpkg-1.0-py3-none-any.whl" % served
+    branch_url = "%s/%s" % (served, cat["branch"])
+    stable_url = "%s/%s" % (served, cat["stable_url"])
+    alpha = os.path.join(cat["links"], "alpha-1.1-py3-none-any.whl")
+    digests = dict((algo, hashlib.new(algo, open(alpha, "rb").read()).hexdigest()) for algo in ("sha512", "md5", "sha1"))
+    sha = _sha256(alpha)
+    names = [
+        # version-less archives
+        ("archive: moved branch with the new content's #sha256=", "%s#sha256=%s" % (cat["archive"], _sha256(
+            cat["archive"]))),
+        ("archive: file URL with the installed content's #sha256= (the file changed since)",
+         "file://%s#sha256=%s" % (cat["archive"], _sha256(cat["archive_copy"]))),
+        ("archive: unchanged local zip", cat["zip"]),
+        ("archive: unchanged local zip, named", "zproj @ file://" + cat["zip"]),
+        ("archive: unchanged local zip through a symlink", cat["zip_link"]),
+        ("archive: unchanged local zip, relative path", "./" + os.path.relpath(cat["zip"], root)),
+        # served files
+        ("served: wheel with the hash recorded before it was served again", "%s#sha256=%s" % (
+            wheel_url, cat["old_srvpkg_sha256"])),
+        ("served: unchanged wheel", stable_url),
+        ("served: unchanged wheel with its #sha256=", "stable @ %s#sha256=%s" % (stable_url, _sha256(cat["stable"]))),
+        ("served: branch archive with the hash recorded before it moved", "srvzip @ %s#sha256=%s" % (
+            branch_url, cat["old_branch_sha256"])),
+        # subdirectories
+        ("git subdirectory with a trailing slash", "git+file://%s@%s#subdirectory=one/" % (mono, commit)),
+        ("git subdirectory and egg", "git+file://%s@%s#egg=mone&subdirectory=one" % (mono, commit)),
+        ("git subdirectory first, then egg of the other project", "git+file://%s@%s#subdirectory=two&egg=mtwo" % (
+            mono, commit)),
+        ("git repository root without a project", "git+file://%s@%s" % (mono, commit)),
+        ("git subdirectory at a branch", "mone @ git+file://%s@main#subdirectory=one" % mono),
+        # editable installs and directories replaced
+        ("wheel over an editable install, named", "pedit @ file://" + cat["editwheel"]),
+        ("sdist over an editable install", cat["pedit_sdist"]),
+        ("directory of an editable install, not editable", os.path.join(root, "projects", "pedit")),
+        ("directory over a copy from the index", os.path.join(root, "projects", "alpha-src")),
+        ("directory over a copy from the index, as a file URL", "alpha @ file://" + os.path.join(
+            root, "projects", "alpha-src")),
+        ("directory over a copy from a wheel", os.path.join(root, "projects", "app2-src")),
+        ("installed directory, relative path", "./projects/pstatic"),
+        ("installed directory through a symlink", os.path.join(root, "projects", "pstatic-link")),
+        # legacy and odd installed metadata
+        ("egg-info extra in upper case", "eggpkg[CLI]"),
+        ("egg-info section with a marker", "eggm[gpu]"), ("egg-info marker-only section", "eggm"),
+        ("egg-info extra not declared by PKG-INFO", "eggx[cli]"),
+        ("dist-info requires.txt without Requires-Dist", "reqtxt"),
+        ("dist-info without METADATA", "nometa==1.0"), ("dist-info without METADATA, other version", "nometa==2.0"),
+        ("dist-info with PKG-INFO only", "pkgi"),
+        ("dist-info named otherwise than its METADATA", "mismatch2"),
+        ("legacy egg-link develop install", "linked==0.5"), ("legacy egg-link, other version", "linked==0.6"),
+        # files pip refuses
+        ("sha512 fragment that does not match", "file://%s#sha512=%s" % (alpha, "0" * 128)),
+        ("sha512 fragment that matches", "file://%s#sha512=%s" % (alpha, digests["sha512"])),
+        ("md5 fragment that matches", "file://%s#md5=%s" % (alpha, digests["md5"])),
+        ("sha256 fragment in upper case", "file://%s#sha256=%s" % (alpha, sha.upper())),
+        ("first hash of the URL does not match", "file://%s#sha1=%s&sha256=%s" % (alpha, "0" * 40, sha)),
+        ("first hash matches, a later one does not",
+         "file://%s#sha1=%s&sha256=%s" % (alpha, digests["sha1"], "0" * 64)),
+        ("wheel through a symlinked directory", os.path.join(cat["alpha_dir_link"], "alpha-1.1-py3-none-any.whl")),
+        ("a dependency wheel with foreign tags", "tagtop"),
+        # markers
+        ("marker using extra at the top level", 'alpha; extra == "cli"'),
+        ("marker using dependency_groups", 'alpha; "dev" in dependency_groups'),
+    ]
+    for tag, path in sorted(cat["tag_wheels"].items()):
+        names.append(("wheel tags %s" % tag, path))
+    for case_id, text in names:
+        add("class+:%s" % case_id, name=[text])
+    nested, pins = cat["nested"], cat["pins"]
+    for case_id, text in [
+            ("--constraint with a quoted path", '--constraint "%s"\ngamma\n' % pins),
+            ("--constraint= with a single-quoted path", "--constraint='%s'\ngamma\n" % pins),
+            ("-c with the quoted path attached", "-c'%s'\ngamma\n" % pins),
+            ("-c file://localhost URL", "-c file://localhost%s\ngamma\n" % quote(pins)),
+            ("-r file URL whose file has a quoted relative -c", "-r file://%s\n" % quote(os.path.join(nested, "more.txt"))),
+            # relative to the requirements file, which is written in cases/<state>/<index>/
+            ("-r quoted relative path with a space", '-r "../../../%s"\n' % os.path.relpath(
+                os.path.join(nested, "more.txt"), root)),
+            ("-c file URL, then the pinned name", "-c file://%s\ngamma==1.0\n" % quote(pins))]:
+        add("class+:%s" % case_id, requirements=text)
+    add("class+:served wheel as a constraint", name=["stable"], constraints="stable @ %s\n" % stable_url)
+    add("class+:re-served wheel as a constraint", name=["srvpkg"], constraints="srvpkg @ %s\n" % wheel_url)
+    add("class+:src over a copy from the index", src=os.path.join(root, "projects", "alpha-src"), name=["alpha==1.1"])
 
 
 # ---- running both sides --------------------------------------------------------------------------
@@ -438,7 +584,24 @@ def module_verdict(pk, probe, params, environ, base_dir, toml_loads, no_deps):
     return ("satisfied" if decision.satisfied else "not satisfied"), decision.reasons
 
 
-def pip_verdict(result, report_path, installed):
+def same_artifact(dist, download_info):
+    """The installed copy (direct_url.json) came from what pip's plan reinstalls: the same directory (real path) or
+    the same archive content (sha256). Only then is pip's same-version reinstall no change of what is installed."""
+    direct = dist.direct_url if dist is not None and isinstance(dist.direct_url, dict) else {}
+    url, recorded = download_info.get("url", ""), direct.get("url", "")
+    if not (url.startswith("file:") and recorded.startswith("file:")):
+        return False
+    if (direct.get("subdirectory") or "") != (download_info.get("subdirectory") or ""):
+        return False
+    if "dir_info" in download_info and "dir_info" in direct:
+        return bool(download_info["dir_info"].get("editable")) == bool(direct["dir_info"].get("editable")) and \
+            os.path.realpath(url_path(url)) == os.path.realpath(url_path(recorded))
+    new = ((download_info.get("archive_info") or {}).get("hashes") or {}).get("sha256")
+    old = ((direct.get("archive_info") or {}).get("hashes") or {}).get("sha256")
+    return bool(new) and new == old
+
+
+def pip_verdict(result, report_path, probe):
     """('change' | 'no change' | 'error', entries that change the venv, same-artifact reinstalls)."""
     if result["rc"] != 0:
         return "error", [], []
@@ -448,12 +611,12 @@ def pip_verdict(result, report_path, installed):
     for entry in report["install"]:
         name = entry["metadata"]["name"].lower().replace("_", "-").replace(".", "-")
         version = entry["metadata"]["version"]
-        url = (entry.get("download_info") or {}).get("url", "")
-        local_source = url.startswith("file:") and not url.endswith(".whl")
-        if installed.get(name) == version and local_source:
+        dist = probe.dists.get(name)
+        installed = dist.version if dist is not None else None
+        if installed == version and same_artifact(dist, entry.get("download_info") or {}):
             reinstalls.append("%s==%s" % (name, version))
         else:
-            changes.append("%s==%s (installed: %s)" % (name, version, installed.get(name)))
+            changes.append("%s==%s (installed: %s)" % (name, version, installed))
     return ("change" if changes else "no change"), changes, reinstalls
 
 
@@ -487,7 +650,6 @@ def run_state(cat, state, cases, pks, results):
     venv = cat["venvs"][state]
     probe = parse_probe(subprocess.run(probe_command(os.path.join(venv, "bin", "python")), capture_output=True,
                                        text=True, check=True).stdout)
-    installed = dict((k, d.version) for k, d in probe.dists.items())
     toml_loads = load_toml_loads(probe.site_dirs)
     worker = Worker(venv)
     base_dir = cat["root"]  # pip's working directory: relative project paths start here
@@ -510,7 +672,7 @@ def run_state(cat, state, cases, pks, results):
                 args.append("--no-deps")
             args += ["--"] + ([params["src"]] if params["src"] else params["name"])
             pip_result = worker(args, base_dir, environ)
-            results.put((state, case_id, verdicts, pip_verdict(pip_result, report, installed),
+            results.put((state, case_id, verdicts, pip_verdict(pip_result, report, probe),
                          (pip_result["out"] + pip_result["err"])[-600:]))
     finally:
         worker.close()
