@@ -192,6 +192,22 @@ def test_src_no_build_isolation_no_deps_is_idempotent(venv, run, tmp_path, stati
         assert "--dry-run" in cmd and "--no-index" in cmd and "--no-deps" in cmd
 
 
+def test_a_project_directory_over_a_same_version_wheel_install_runs_pip_then_is_satisfied(venv, run, tmp_path):
+    # pip installs a directory over a same-version copy that came from elsewhere (here a wheel of that name and
+    # version); only a copy installed from that very directory is "satisfied" offline.
+    src = make_project(tmp_path / "proj", "dirproj", "1.0", requires=[])
+    whl = build_wheel(str(tmp_path / "w"), "dirproj", "1.0", files={"dirproj/__init__.py": "BUILT_WITH_MARK = 'wheel'\n"})
+    from_wheel = task({"venv": str(venv), "name": [whl]})
+    from_dir = task({"venv": str(venv), "src": str(src), "no_build_isolation": True, "environment": {"MARK": "dir"}})
+    (first, failed), (second, failed2), (third, failed3) = run.play([from_wheel, from_dir, from_dir])
+    assert not (failed or failed2 or failed3), (first.get("msg"), second.get("msg"), third.get("msg"))
+    assert second["satisfied"] is False and "was not installed from the directory" in second["reasons"][0]
+    code = "import dirproj; print(dirproj.BUILT_WITH_MARK)"
+    assert subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "dir"
+    assert third["changed"] is False and third["satisfied"] is True and third["commands"] == []
+
+
 def test_requirements_file_with_constraints_is_idempotent(index, venv, run, tmp_path):
     (tmp_path / "pins.txt").write_text("torch==%s\n" % ROCM)
     req = tmp_path / "requirements.txt"
