@@ -35,7 +35,7 @@ description:
     and a remote file may have changed since: served again with other dependencies, a branch archive such as
     C(.../archive/refs/heads/main.zip), or content that no longer matches the URL's C(#sha256=), which pip then
     refuses); a local file whose hash does not match its content never (pip refuses it; like pip, the first
-    C(#sha256=), C(#sha512=), C(#md5=) ... of the URL counts, its digest compared as written); a VCS URL only when
+    C(#sha256=), C(#sha512=), C(#md5=) ... of the URL counts); a VCS URL only when
     installed from that repository at that commit and that C(#subdirectory=) (pin a full commit hash; a branch or tag
     may have moved); a project directory by its known version and its static dependencies, and only when the
     installed copy records that very directory as its origin (pip installs a directory over a copy from an index, a

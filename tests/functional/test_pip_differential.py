@@ -67,7 +67,6 @@ DOCUMENTED = {
     "without static name and version": "Whatever cannot be decided offline is answered B(not satisfied)",
     "a remote file may have changed": "as does any remote file (it may have changed)",
     "cannot be evaluated": "A requirement whose environment marker cannot be evaluated",
-    "does not match its #": "a local file whose hash does not match its content never",
 }
 SAME_ARTIFACT_DOC = "pip reinstalls a local directory, an editable project or a local sdist even at the same version"
 

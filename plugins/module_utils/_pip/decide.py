@@ -179,8 +179,8 @@ def _url_hashes(url):
     return out
 
 
-# pip's LinkHash: the first [#&]<algorithm>=<digest> anywhere in the URL, compared exactly (case included) with the
-# file's hexdigest (pip/_internal/models/link.py, utils/hashes.py).
+# pip's LinkHash: the first [#&]<algorithm>=<digest> anywhere in the URL, lower-cased and compared with the file's
+# hexdigest (pip/_internal/models/link.py, utils/hashes.py); a later hash of the URL is not checked.
 _PIP_LINK_HASH = re.compile(r'[#&](sha512|sha384|sha256|sha224|sha1|md5)=([^&]*)')
 
 
@@ -332,7 +332,7 @@ def _file_artifact(pk, item, dist, origin, probe=None):
     if not os.path.isfile(item.path):
         return '%s does not exist' % origin
     wanted = pip_link_hash(item.url)
-    if wanted and file_digest(item.path, wanted[0]) != wanted[1]:
+    if wanted and file_digest(item.path, wanted[0]) != wanted[1].lower():
         return '%s does not match its #%s= fragment (pip refuses it)' % (origin, wanted[0])
     if item.is_wheel:
         unfit = wheel_unfit(item.path, probe) if probe is not None else None
