@@ -66,8 +66,8 @@ def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_a
     assert stopped.rc != 0, stopped
     # The build's task failed; the report role fails the host again last with the same message (roles/report).
     failures = stopped.failed()
-    assert [f["task"].rsplit(" : ", 1)[-1] for f in failures] == ["Build the wheel - %s" % STAGE,
-                                                                   "Stop - this host failed"], failures
+    names = [f["task"].rsplit(" : ", 1)[-1] for f in failures]
+    assert names == ["Build the wheel - %s" % STAGE, "Stop - this host failed"], failures
     failed = failures[0]
     message = failed["result"]["msg"]
     assert message.startswith("[%s] Build the wheel - %s: the build ran longer than source_build_timeout (20 s) and "
