@@ -270,6 +270,15 @@ options:
         ... C(<log_path>.<log_keep - 1>)).
     type: int
     default: 5
+  expected_conflicts:
+    description:
+      - Distributions (any spelling of their names) whose lines in pip's post-install "dependency conflicts" report are
+        the release's known state (C(amd-aiter ... requires flydsl==0.1.7, but you have flydsl 0.2.4 which is
+        incompatible)) - the caller explains them once. Their lines are not warned (the report's other lines still are)
+        and are returned in RV(expected_conflicts); the log keeps pip's whole report.
+    type: list
+    elements: str
+    default: []
   use_pip_config:
     description:
       - V(false) (default) runs pip with C(PIP_CONFIG_FILE=/dev/null) and without any inherited C(PIP_*)
@@ -543,6 +552,12 @@ snapshot:
       its stat; nothing in check mode).
   returned: when the probe ran
   type: str
+expected_conflicts:
+  description: The lines of pip's post-install conflict report about a distribution of O(expected_conflicts).
+  returned: when pip reported such a conflict
+  type: list
+  elements: str
+  sample: ["amd-aiter 0.1.7 requires flydsl==0.1.7, but you have flydsl 0.2.4 which is incompatible."]
 install_mode:
   description:
     - How pip installed after a dry-run - V(plan) (exactly the dry-run's files, no second resolve) or V(resolve) (a
@@ -596,6 +611,7 @@ forbidden:
 
 import json
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -615,7 +631,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.failure impor
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import (
     load_packaging, load_toml_loads)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.outcome import (
-    any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings,
+    any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_conflicts,
     subprocess_output, summary, tail)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.plan import (
     PLAN_PROBE, exact_install, exact_install_args, index_credentials, links_page, planned_venv, prior_entries,
@@ -950,8 +966,12 @@ class PipConstrained(object):
                 self.python, params, targets, log_path=log))
         if rc != 0:
             self.fail_pip('pip install', rc, out, err, failure)
-        for warning in resolver_warnings(out, err):
+        warnings, known = resolver_conflicts(out, err, self.params['expected_conflicts'])
+        for warning in warnings:
             self.module.warn(self.redact.text(warning))
+        if known:
+            self.result['expected_conflicts'] = [self.redact.text(line) for line in known]
+            self.log_line('### pip_constrained: expected conflicts (expected_conflicts): %s' % ' '.join(known))
         self.finish(force=force)
 
     def exact_plan(self, planned):
@@ -1389,6 +1409,11 @@ class PipConstrained(object):
 
     def check_inputs(self):
         params = self.params
+        for index, name in enumerate(params['expected_conflicts']):
+            if not re.match(r'^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$', name):
+                self.fail('expected_conflicts[%d]: %r is not a distribution name (letters, digits, ".", "_", "-"); '
+                          'give the name pip prints first on the conflict line, e.g. amd-aiter' % (index, name[:80]),
+                          failure='bad_request')
         if params['log_keep'] < 1:
             self.fail('log_keep: %d is not a number of logs to keep; give 1 or more (in playbooks/primus.yml: '
                       'primus_logs_keep, default %d)' % (params['log_keep'], run_log.DEFAULT_KEEP), failure='bad_request')
@@ -1532,6 +1557,7 @@ def main():
             lock_record=dict(type='path'),
             log_path=dict(type='path'),
             log_keep=dict(type='int', default=run_log.DEFAULT_KEEP),
+            expected_conflicts=dict(type='list', elements='str', default=[]),
             use_pip_config=dict(type='bool', default=False),
             extra_args=dict(type='list', elements='str', default=[]),
             retries=dict(type='int', default=3),

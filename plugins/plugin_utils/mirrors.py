@@ -27,7 +27,6 @@ would also rewrite ``https://github.com.evil/``).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import copy
 import re
 
 try:
@@ -172,7 +171,9 @@ def apply(pins, mirrors, use_pip_config=False, wheelhouse=''):
     mirrors = wheelhouse_mirrors(pins, wheelhouse) if wheelhouse else (mirrors or {})
     indexes = dict(mirrors.get('indexes') or {})
     gits = dict(mirrors.get('git') or {})
-    out = _walk(copy.deepcopy(pins), gits)
+    # _walk builds new dicts and lists: a copy. Not a deep copy: the pins arrive as ansible-core's lazy containers,
+    # whose deep copy copies their templar, and with it plugin loaders that warn of a deprecation (ansible-core 2.21).
+    out = _walk(pins, gits)
     out['indexes'] = dict(out.get('indexes') or {})
     out['indexes'].update(indexes)
     pypi = out['indexes'].get('pypi', '')

@@ -125,6 +125,45 @@ def test_installed_collection_runs_preflight_on_localhost_without_an_inventory(i
     assert "into %s" % base in proc.stdout, "the plan was shown"
     assert "no hosts matched" not in proc.stdout
     assert not (tmp_path / "envs").exists(), "--tags preflight creates nothing (and takes no lock)"
+    # Ansible's warnings are only the two of an inventory-less run, which its configuration alone silences (README);
+    # none comes from the playbook (a duplicate localhost entry, a deprecation from a filter's deep copy).
+    assert warnings(proc.stderr) == [ANSIBLE_NO_INVENTORY, ANSIBLE_EMPTY_HOSTS, NO_GPU], proc.stderr
+
+
+ANSIBLE_NO_INVENTORY = "[WARNING]: No inventory was parsed, only implicit localhost is available"
+ANSIBLE_EMPTY_HOSTS = ("[WARNING]: provided hosts list is empty, only localhost is available. Note that the implicit "
+                       "localhost does not match 'all'")
+NO_GPU = ("[WARNING]: no GPU detected; defaulting PYTORCH_ROCM_ARCH=gfx942;gfx950 (override with primus_arch_override "
+          "or by exporting PYTORCH_ROCM_ARCH)")
+
+
+def warnings(stderr):
+    """Each warning of Ansible's stderr as one line (a long one is wrapped at the terminal's width)."""
+    found, current = [], None
+    for line in stderr.splitlines():
+        if line.startswith("["):
+            current = line.strip()
+            found.append(current)
+        elif current is not None and line.strip():
+            found[-1] += " " + line.strip()
+    return [w for w in found if w.startswith(("[WARNING]", "[DEPRECATION WARNING]"))]
+
+
+@pytest.mark.functional
+def test_installed_collection_without_an_inventory_warns_of_nothing_with_the_readmes_two_settings(installed, tmp_path):
+    """README: ANSIBLE_LOCALHOST_WARNING=False and ANSIBLE_INVENTORY_UNPARSED_WARNING=False silence the two warnings
+    Ansible itself prints for a run without an inventory; the playbook adds none."""
+    dest, elsewhere = installed
+    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "primus.trainenv.primus",
+                           "--tags", "preflight", "-e", "primus_min_free_gib=1", "-e", "primus_arch_override=gfx942"],
+                          cwd=str(elsewhere), env=clean_env(ANSIBLE_COLLECTIONS_PATH=str(dest), ANSIBLE_NOCOLOR="1",
+                                                            PRIMUS_BASE=str(tmp_path / "base"),
+                                                            ANSIBLE_LOCALHOST_WARNING="False",
+                                                            ANSIBLE_INVENTORY_UNPARSED_WARNING="False"),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert re.search(r"^localhost\s+: ok=\d+\s+changed=0\s+unreachable=0\s+failed=0", proc.stdout, re.M), proc.stdout[-2000:]
+    assert warnings(proc.stderr) == [], proc.stderr
 
 
 @pytest.mark.functional

@@ -132,6 +132,26 @@ def test_constraint_conflict_names_the_pinned_torch_and_leaves_the_venv(world, i
     assert installed(venv) == before
 
 
+def test_an_expected_conflict_is_returned_not_warned_and_any_other_still_warns(world, index, venv, run, tmp_path):
+    """pip's own post-install conflict report (a full resolve: use_pip_config, no exact plan): the line of a
+    distribution in expected_conflicts is returned and logged, not warned (stages turbo and boto)."""
+    line = "needs-new-torch 1.0 requires torch>=2.13, but you have torch %s which is incompatible." % ROCM
+    log = tmp_path / "logs" / "turbo.log"
+    args = {"venv": str(venv), "name": ["torch==%s" % ROCM], "index_url": index, "use_pip_config": True,
+            "environment": {"PIP_CONFIG_FILE": os.devnull}, "log_path": str(log)}
+    for expected in (["Needs_New_Torch"], []):
+        pip_direct(venv, "--no-index", "--find-links", str(world / "files"), "needs-new-torch")
+        assert ("torch", "2.13.0") in installed(venv)
+        result, failed = run(dict(args, expected_conflicts=expected))
+        assert not failed and ("torch", ROCM) in installed(venv), result
+        warned = [w for w in result.get("warnings", []) if "needs-new-torch" in w]
+        if expected:
+            assert result["expected_conflicts"] == [line] and warned == [], result
+        else:
+            assert "expected_conflicts" not in result and len(warned) == 1 and warned[0].endswith(line), result
+    assert log.read_text().count(line) == 3, "pip's report twice, the expected line once more"
+
+
 # ---- 4: check mode, and --diff ------------------------------------------------------------------
 
 def test_check_mode_plans_then_converged_reports_nothing(index, venv, run):

@@ -64,8 +64,11 @@ def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_a
     # 1. A build held past source_build_timeout: stopped with its processes, the stage fails naming the log.
     stopped = playbook(STAGES, base, extra=dict(extra, source_build_timeout=20))
     assert stopped.rc != 0, stopped
-    failed = stopped.failed()[-1]
-    assert failed["task"].endswith("Build the wheel - %s" % STAGE), failed
+    # The build's task failed; the report role fails the host again last with the same message (roles/report).
+    failures = stopped.failed()
+    names = [f["task"].rsplit(" : ", 1)[-1] for f in failures]
+    assert names == ["Build the wheel - %s" % STAGE, "Stop - this host failed"], failures
+    failed = failures[0]
     message = failed["result"]["msg"]
     assert message.startswith("[%s] Build the wheel - %s: the build ran longer than source_build_timeout (20 s) and "
                               "was stopped" % (STAGE, STAGE)), message
@@ -76,6 +79,11 @@ def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_a
     first_log = read(log)
     assert first_log.startswith("### primus.trainenv run "), first_log[:200]
     assert "world: causal_conv1d held for" in first_log, "the build's own lines, streamed while it ran"
+    # The clone's own output is in the stage's log too, before the build's.
+    src = os.path.join(build, tree)
+    clone = " git_checkout: git clone --progress --no-checkout --origin origin -- "
+    assert clone in first_log and "Cloning into '%s'..." % src in first_log, first_log[:3000]
+    assert first_log.index(clone) < first_log.index("world: causal_conv1d held for")
     assert len(PROGRESS.findall(stopped.stdout)) >= 2, stopped.stdout[-3000:]
 
     # 2. The same build held for a minute: the log grows while it runs, a progress line per poll.
@@ -108,7 +116,7 @@ def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_a
     text = read(log)
     assert text.startswith("### primus.trainenv run ") and text != first_log
     # The build's own output (pip wheel --verbose): setuptools and the compiler, after success too.
-    for expected in ("world: causal_conv1d held for", "running build_ext", "### rc=0"):
+    for expected in (clone, "Cloning into '%s'..." % src, "world: causal_conv1d held for", "running build_ext", "### rc=0"):
         assert expected in text, expected
     assert re.search(r"^\s*(?:\S*/)?(?:hipcc|gcc|g\+\+|c\+\+|cc) .*-c ", text, re.M), text[-3000:]
     assert read(log + ".1") == first_log

@@ -188,6 +188,20 @@ def test_every_build_stage_converges_with_its_arch_list_flags_and_patches(conver
         assert len(wheels) == 1 and wheels[0].endswith(".whl"), (stage, wheels)
 
 
+def test_each_stage_log_holds_its_clone_and_submodules_output_before_its_build(converged):
+    """git's own output (the clone, the checkout, each submodule's clone) goes into logs/<stage>.log as it runs,
+    like pip's: a user who tails the log during a long clone sees it, and finds it there afterwards."""
+    for stage in BUILT:
+        with open(os.path.join(converged.base, "logs", "%s.log" % stage)) as handle:
+            text = handle.read()
+        clone = text.find(" git_checkout: git clone --progress --no-checkout --origin origin -- ")
+        assert clone > 0 and "Cloning into '" in text, (stage, text[:2000])
+        assert clone < text.index(" pip_constrained: ", clone), (stage, "the clone comes before the build")
+        if _SOURCES[stage].get("submodules"):
+            assert " git_checkout: git -C " in text and " submodule update --init --recursive --force --progress\n" in text
+            assert re.search(r"^Submodule path '[^']+': checked out '[0-9a-f]{40}'$", text, re.M), (stage, text[:3000])
+
+
 def test_the_re_run_changes_nothing_and_clones_builds_and_resolves_nothing(converged):
     second = converged.second
     assert second.rc == 0, second

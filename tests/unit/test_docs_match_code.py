@@ -71,3 +71,14 @@ def test_every_included_stage_role_applies_its_stage_tag_to_its_tasks():
     for task in includes:
         own = [tag for tag in task.get("tags", []) if tag != "never"]
         assert task["ansible.builtin.include_role"].get("apply", {}).get("tags") == own, task["name"]
+
+
+def test_every_module_and_filter_is_in_the_readme():
+    section = read("README.md").split("### Modules and filters", 1)[1].split("\n### ", 1)[0]
+    modules = {name[:-3] for name in os.listdir(os.path.join(REPO, "plugins", "modules")) if name.endswith(".py")
+               and name != "__init__.py"}
+    rows = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    assert rows == modules, rows ^ modules
+    filters = {name[:-4] for name in os.listdir(os.path.join(REPO, "plugins", "filter")) if name.endswith(".yml")}
+    listed = section.split("Filters (`primus.trainenv.*`):", 1)[1].split("Every module and filter", 1)[0]
+    assert set(re.findall(r"`(\w+)`", listed)) == filters, set(re.findall(r"`(\w+)`", listed)) ^ filters

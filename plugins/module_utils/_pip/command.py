@@ -251,8 +251,8 @@ def uninstall_args(python, names):
 
 
 def stream(args, env, cwd=None, on_output=None):
-    """Run args, handing each piece of its stdout and stderr to on_output(text) as it comes (whole lines while the
-    process runs, the rest at its end). Returns (rc, stdout, stderr).
+    """Run args, handing each piece of its stdout and stderr to on_output(text) as it comes (whole lines - ended by a
+    newline or a carriage return - while the process runs, the rest at its end). Returns (rc, stdout, stderr).
 
     The process stays in the caller's process group, so a job that is stopped (an async task's time limit kills its
     group) stops the build with it. PYTHONUNBUFFERED makes pip and the build's own Python print line by line.
@@ -276,7 +276,8 @@ def stream(args, env, cwd=None, on_output=None):
                 else:
                     chunks[key.fileobj].append(data)
                     data = pending[key.fileobj] + data
-                    cut = data.rfind(b'\n') + 1
+                    # A line ends at a newline, or at a carriage return (git's and some builds' progress lines).
+                    cut = max(data.rfind(b'\n'), data.rfind(b'\r')) + 1
                     data, pending[key.fileobj] = data[:cut], data[cut:]
                 if data and on_output is not None:
                     on_output(data.decode('utf-8', 'replace'))

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import version_action
 
 CATEGORIES = ('added', 'removed', 'upgraded', 'downgraded', 'replaced')
@@ -123,19 +124,32 @@ def build_output(debug, lines=400):
     return found[-lines:]
 
 
-def resolver_warnings(stdout, stderr):
-    """pip's post-install 'dependency resolver does not currently take into account' block."""
+def resolver_warnings(stdout, stderr, expected=()):
+    """pip's post-install 'dependency resolver does not currently take into account' block, as one warning.
+
+    expected: distribution names (any spelling) whose conflict lines ("<name> <version> requires ..., but you have ...")
+    are the release's known state: they are left out of the warning (no warning when nothing else is left).
+    """
+    return resolver_conflicts(stdout, stderr, expected)[0]
+
+
+def resolver_conflicts(stdout, stderr, expected=()):
+    """([the warning, or none], [the conflict lines of an expected distribution]) of pip's post-install block."""
     text = '%s\n%s' % (stdout or '', stderr or '')
     lines = text.splitlines()
+    wanted = set(normalize_name(name) for name in expected)
     for index, line in enumerate(lines):
         if "pip's dependency resolver does not currently take into account" in line:
-            block = [line.replace('ERROR: ', '', 1)]
+            block, known = [line.replace('ERROR: ', '', 1)], []
             for follow in lines[index + 1:]:
                 if not follow.strip() or follow.startswith(('ERROR:', 'WARNING:', 'Successfully')):
                     break
-                block.append(follow.strip())
-            return [' '.join(block)]
-    return []
+                if normalize_name(follow.strip().split(' ', 1)[0]) in wanted:
+                    known.append(follow.strip())
+                else:
+                    block.append(follow.strip())
+            return ([' '.join(block)] if len(block) > 1 or not known else []), known
+    return [], []
 
 
 def _local_kind(version):

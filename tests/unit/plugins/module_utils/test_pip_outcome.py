@@ -4,7 +4,8 @@ import json
 import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.outcome import (
-    any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_warnings, subprocess_output,
+    any_change, build_output, compare, conflict_causes, diff_lines, explain_conflict, resolver_conflicts, resolver_warnings,
+    subprocess_output,
     summary, tail)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import PROBE_MARKER, parse_probe
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import read_requirements_file
@@ -120,6 +121,29 @@ def test_build_output_and_resolver_warning():
     assert len(warning) == 1 and warning[0].endswith("old-app 1.0 requires torch<2.13, but you have torch 2.13.0 "
                                                      "which is incompatible.")
     assert resolver_warnings("Successfully installed x-1\n", "") == []
+
+
+TWO_CONFLICTS = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+                 "installed. This behaviour is the source of the following dependency conflicts.\n"
+                 "amd-aiter 0.1.7 requires flydsl==0.1.7, but you have flydsl 0.2.4 which is incompatible.\n"
+                 "old-app 1.0 requires torch<2.13, but you have torch 2.13.0 which is incompatible.\n"
+                 "Successfully installed flydsl-0.2.4\n")
+
+
+def test_expected_conflicts_are_kept_apart_and_the_others_still_warned():
+    # Any spelling of the name: pip prints amd-aiter, the caller may write AMD_Aiter.
+    warnings, known = resolver_conflicts(TWO_CONFLICTS, "", ["AMD_Aiter"])
+    assert known == ["amd-aiter 0.1.7 requires flydsl==0.1.7, but you have flydsl 0.2.4 which is incompatible."]
+    assert len(warnings) == 1 and warnings[0].endswith("conflicts. old-app 1.0 requires torch<2.13, but you have "
+                                                       "torch 2.13.0 which is incompatible.")
+    assert "amd-aiter" not in warnings[0]
+    # Every line expected: no warning at all.
+    assert resolver_conflicts(TWO_CONFLICTS, "", ["amd-aiter", "old-app"]) == ([], [
+        "amd-aiter 0.1.7 requires flydsl==0.1.7, but you have flydsl 0.2.4 which is incompatible.",
+        "old-app 1.0 requires torch<2.13, but you have torch 2.13.0 which is incompatible."])
+    # Nothing expected: the whole report, as before.
+    assert resolver_conflicts(TWO_CONFLICTS, "")[1] == [] and "amd-aiter 0.1.7" in resolver_warnings(TWO_CONFLICTS, "")[0]
+    assert resolver_conflicts("Successfully installed x-1\n", "", ["x"]) == ([], [])
 
 
 def test_tail():

@@ -348,6 +348,29 @@ def test_resolver_warning_becomes_a_module_warning(monkeypatch, venv, tmp_path):
     assert not failed and any("old-app 1.0 requires torch<2.13" in w for w in result["warnings"])
 
 
+def test_an_expected_conflict_is_returned_and_logged_not_warned(monkeypatch, venv, tmp_path):
+    out = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+           "This behaviour is the source of the following dependency conflicts.\n"
+           "amd-aiter 0.1.7 requires flydsl==0.1.7, but you have flydsl 0.2.4 which is incompatible.\n"
+           "Successfully installed flydsl-0.2.4\n")
+    log = tmp_path / "logs" / "turbo.log"
+    venv.install = installer(venv, {"flydsl": "0.2.4"}, out=out)
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["flydsl==0.2.4"], log_path=str(log),
+                                expected_conflicts=["amd-aiter"])
+    line = "amd-aiter 0.1.7 requires flydsl==0.1.7, but you have flydsl 0.2.4 which is incompatible."
+    assert not failed and not [w for w in result.get("warnings", []) if "flydsl" in w], result.get("warnings")
+    assert result["expected_conflicts"] == [line]
+    assert line + "\n" in log.read_text() and "expected conflicts (expected_conflicts): " + line in log.read_text()
+
+
+@pytest.mark.parametrize("name", ["amd aiter", "-r", "aiter==1", ""])
+def test_expected_conflicts_takes_distribution_names_only(monkeypatch, venv, tmp_path, name):
+    venv.add("x", "1")
+    result, failed = run_module(monkeypatch, venv, tmp_path, name=["x"], expected_conflicts=["ok", name])
+    assert failed and result["failure"] == "bad_request" and venv.calls == []
+    assert result["msg"].startswith("expected_conflicts[1]: %r is not a distribution name" % name), result["msg"]
+
+
 def test_absent_with_patterns(monkeypatch, venv, tmp_path):
     for name in ("quack-kernels", "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "torch"):
         venv.add(name, "1.0")
