@@ -201,7 +201,11 @@ def destroy(state):
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-        os.unlink(pidfile)
+        # sshd removes its own pid file when it exits on the signal: gone already is fine.
+        try:
+            os.unlink(pidfile)
+        except FileNotFoundError:
+            pass
     world = lab.get("world") or os.path.join(state, "world")
     if os.path.exists(os.path.join(world, "world.json")) and world_serve.main(["status", "--root", world]) == 0:
         world_serve.main(["stop", "--root", world])

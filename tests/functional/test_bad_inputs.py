@@ -17,7 +17,7 @@ import subprocess
 import pytest
 import yaml
 
-from harness import record_timing
+from harness import REPO, record_timing
 
 pytestmark = pytest.mark.functional
 
@@ -387,7 +387,9 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
     record_timing("bad-input matrix: %d cases in one run (unprivileged, SSH)" % len(cases), run.seconds)
     after, interpreters_after = snapshot(), interpreters_digest(interpreters)
     names = {top: "<dir>", foreign: "<root's dir>", pins_dir: "<pins>", home: "~", world["pins"]: "<world pins>",
-             target.user: "<user>", python312: "<python3.12>", python310: "<python3.10>"}
+             target.user: "<user>", python312: "<python3.12>", python310: "<python3.10>",
+             # The checkout's own collection (ansible.cfg's collections_path): the same table from any clone.
+             os.path.join(REPO, ".collections", "ansible_collections", "primus", "trainenv"): "<collection>"}
     yield run, cases, before, after, (interpreters_before, interpreters_after), relative, names, defaulted
     subprocess.run(["rm", "-rf", top], check=False)
     shutil.rmtree(foreign, ignore_errors=True)

@@ -172,7 +172,7 @@ def test_a_converged_fleet_changes_nothing_and_a_joining_node_compiles_nothing(j
 def test_a_stored_wheel_whose_sha256_differs_is_refused_and_nothing_is_installed(joined, fleet):
     run, tampered = joined
     assert run.rc != 0 and run.stats["n5"]["failed"] == 1, run
-    failed = [r for r in run.results if r["host"] == "n5" and r["status"] == "failed"]
+    failed = [r for r in run.failed() if r["host"] == "n5"]
     message = failed[-1]["result"]["msg"]
     assert "Stop - the stored wheel cannot be installed - causal_conv1d" in failed[-1]["task"]
     assert "its sha256 is not the one stored beside it" in message and "rm -rf '%s'" % os.path.dirname(tampered) in message
@@ -202,7 +202,7 @@ def test_a_builder_that_fails_stops_the_nodes_waiting_for_its_key_naming_it(firs
     record_timing("fleet: a builder whose build fails, its group stops", run.seconds)
     assert run.rc != 0, run
     assert run.stats["n1"]["failed"] == 1 and run.stats["n2"]["failed"] == 1 and run.stats["n3"]["failed"] == 0, run
-    stop = [r for r in run.results if r["host"] == "n2" and r["status"] == "failed"][-1]
+    stop = [r for r in run.failed() if r["host"] == "n2"][-1]
     assert "Stop - the builder of this build key failed - grouped_gemm" in stop["task"]
     key = stamp(fleet["nodes"]["n3"]["base"], "grouped_gemm")["key_id"]
     assert "no wheel for key " in stop["result"]["msg"] and "of grouped_gemm: builder host n1 failed" in stop["result"]["msg"]
