@@ -172,7 +172,7 @@ def test_failing_hosts_are_named_with_stage_cause_and_log_while_the_others_compl
     table = [line for line in run.stdout.splitlines() if "locked-d" in line and "preflight: " in line]
     assert table, run.stdout[-5000:]
     assert any("foreign-e" in line and "venv: [venv]" in line and "venv.log" in line for line in run.stdout.splitlines())
-    stops = [r for r in run.failed() if r["task"].endswith(STOP)]
+    stops = [r for r in run.failed(report_stops=True) if r["task"].endswith(STOP)]
     assert sorted(r["host"] for r in stops) == ["foreign-e", "locked-d"]
     assert all("\x1b" not in r["result"]["msg"] for r in stops)
 

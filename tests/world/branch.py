@@ -5,7 +5,7 @@
 Each prints the branch's new head. From a test: `move(root, "grouped_gemm", "rocm")` pushes a
 new commit onto the branch of the bare repository the running server serves (visible to the
 next `git ls-remote`/clone at once); `reset(root, "grouped_gemm", "rocm")` points the branch back
-at the commit it had when the world was built (world.json). The moved commit changes only
+at the commit it had when the world was built (world.json) and removes the moved commits' objects. The moved commit changes only
 WORLD-MOVES.md (or the files given), so it still builds like the original.
 """
 import argparse
@@ -33,10 +33,14 @@ def move(root, repo, branch, message=None, files=None):
 
 
 def reset(root, repo, branch):
-    """Point branch back at its commit when the world was built; returns that id."""
+    """Point branch back at its commit when the world was built, as a force-push does, and collect the commits that
+    only the moved branch held (a server's garbage collection after it: by id they cannot be fetched any more, not
+    even over the dumb protocol, which reads loose objects by name); returns the branch's id."""
     with open(os.path.join(root, "world.json")) as handle:
         built = json.load(handle)["repos"][repo]["branches"][branch]
-    gitrepo.set_branch(_repo(root, repo), branch, built)
+    path = _repo(root, repo)
+    gitrepo.set_branch(path, branch, built)
+    gitrepo.prune(path)
     return built
 
 

@@ -541,6 +541,10 @@ def test_floating_branch_moves_and_resets(world, tmp_path):
         assert open(os.path.join(gg, "WORLD-MOVES.md")).read() == "ROCm: fix tile sizes again\n"
         assert world_branch.reset(str(root), "grouped_gemm", "rocm") == built["rocm"]
         assert heads(url) == built
+        # Collected as after a force-push and a server's gc: the moved commit cannot be fetched by its id any more.
+        gone = subprocess.run(["git", "-C", str(root / "git" / "grouped_gemm.git"), "cat-file", "-e", moved + "^{commit}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+        assert gone.returncode != 0, gone.stderr
         cli = [sys.executable, os.path.join(HERE, "branch.py"), "--root", str(root)]
         again = run(cli[:2] + ["move"] + cli[2:] + ["grouped_gemm", "rocm", "--message", "ROCm: fix tile sizes again"])
         assert again.stdout.strip() == moved  # the same move on the same head is the same commit

@@ -188,3 +188,10 @@ def set_branch(dest, branch, commit, expected_old=None):
     """Point branch of the bare repository dest at commit (only if it is at expected_old, when given)."""
     _git(["update-ref", "refs/heads/" + branch, commit] + ([expected_old] if expected_old else []), dest)
     _git(["update-server-info"], dest)
+
+
+def prune(dest):
+    """Remove the loose objects no ref of the bare repository dest reaches (packs are left alone: a clone may be
+    reading them), then refresh the dumb protocol's info files."""
+    _git(["prune", "--expire=now"], dest)
+    _git(["update-server-info"], dest)
