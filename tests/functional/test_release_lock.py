@@ -138,7 +138,8 @@ def test_preflight_names_a_removed_locked_wheel_and_downloads_nothing(locked, ow
     msg = task["result"]["msg"]
     assert AUDIO in msg and "(missing)" in msg and "nightly 2026-07-20" in msg, msg[-4000:]
     assert "tools/relock.py" in msg
-    assert task["result"]["seconds"] < 10
+    # Order and cause, not a bound: nothing was downloaded and no venv made (below); the probe's seconds are recorded.
+    record_timing("index probe of the lock, a missing wheel named", task["result"]["seconds"])
     requests = requests_since(own_world, offset)
     assert "/files/" not in requests, "a file was downloaded:\n" + requests[-2000:]
     assert not os.path.exists(os.path.join(base, "venv"))
