@@ -598,7 +598,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import hold_point, make_dirs, restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils import run_log
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
     check_extra_args, check_pip_environment, install_args, pip_environ, stream, uninstall_args, wheel_args)
@@ -943,6 +943,8 @@ class PipConstrained(object):
                 self.python, params, targets, log_path=log))
         if rc != 0:
             self.fail_pip('pip install', rc, out, err, failure)
+        # pip has installed, nothing has recorded it yet (a test's kill point; modes.hold_point).
+        hold_point('pip-installed:' + os.path.basename(str((self.params['name'] or [''])[0])))
         for warning in resolver_warnings(out, err):
             self.module.warn(self.redact.text(warning))
         self.finish(force=force)
