@@ -52,13 +52,14 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
 TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
-  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet
+  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
 	@echo "make wheelhouse   an offline wheelhouse of a release (WHEELHOUSE=dir, WHEELHOUSE_PINS=pins file)"
 	@echo "make test-offline the release lock, index probe, re-lock helper and site mirror tests alone"
+	@echo "make test-faults  the fault matrix alone: kill -9 at every stage kind, 503s, a remote down, a full disk, racing runs"
 	@echo "make molecule     molecule test (scenarios default and fleet: the world, unprivileged targets, converge, idempotence, verify)"
 	@echo "make test-fleet   molecule test -s fleet alone (three nodes over SSH, one build per build key, the wheel store)"
 	@echo "make world|world-test|demo   the simulated world (see README)"
@@ -135,12 +136,13 @@ sanity: $(VENV)/.test
 	  rm -rf $$root; exit $$rc
 
 # The scenarios run in FUNCTIONAL_WORKERS processes (pytest-xdist), each test file whole in one worker
-# (its module-scoped base stays in one process); each worker has its own world and sshd.
+# (its module-scoped base stays in one process; tests/functional/conftest.py groups them by file), the fault matrix's
+# two groups apart; each worker has its own world and sshd.
 FUNCTIONAL_WORKERS ?= 2
 functional: $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	rm -f $(OUT)/timings.txt
-	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile \
+	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
 	  --junitxml=$(OUT)/functional.xml
 
 # The release lock, preflight's index probe, the re-lock helper and site mirrors alone (README "When the nightly
@@ -152,6 +154,14 @@ test-offline: $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	$(PYTHON) -m pytest $(OFFLINE_UNIT) -q
 	$(PYTHON) -m pytest $(OFFLINE_FUNCTIONAL) -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile
+
+# The fault matrix alone (README "Reliability: faults"); `make test` runs the same file in functional. Its tests are
+# grouped by the base they share (xdist_group): each group runs whole in one worker. FAULTS_ARGS: more pytest arguments.
+FAULTS_ARGS ?=
+test-faults: $(VENV)/.test $(VENV310)/.controller
+	mkdir -p $(OUT)
+	$(PYTHON) -m pytest tests/functional/test_faults.py -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
+	  --junitxml=$(OUT)/faults.xml $(FAULTS_ARGS)
 
 # An offline wheelhouse of a release (README "Air-gapped clusters"): every file of its lock and a bundle of every git
 # remote; needs the release's lock beside its pins file.

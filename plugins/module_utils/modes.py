@@ -14,12 +14,45 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import fnmatch
 import os
 import stat
 import tempfile
+import time
 
 # group and others never get write permission.
 NEVER = 0o022
+
+# The fault matrix's kill points (tests/functional/test_faults.py): a directory named here makes hold_point() wait.
+FAULT_HOLD_ENV = 'PRIMUS_TRAINENV_FAULT_HOLD'
+
+
+def hold_point(name):
+    """A test hook that stops this process at a named point of its work while a test asks for it, so a kill -9
+    lands exactly there. Off (one environment lookup) unless $PRIMUS_TRAINENV_FAULT_HOLD names a directory holding
+    a file <pattern>.hold whose pattern matches name (fnmatch): then <pattern>.at is written (this pid and the
+    name, atomically) and the process waits while <pattern>.hold exists."""
+    directory = os.environ.get(FAULT_HOLD_ENV)
+    if not directory:
+        return
+    try:
+        entries = sorted(os.listdir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.endswith('.hold') and fnmatch.fnmatchcase(name, entry[:-len('.hold')])):
+            continue
+        hold = os.path.join(directory, entry)
+        at = hold[:-len('.hold')] + '.at'
+        try:
+            with open(at + '.tmp', 'w') as handle:
+                handle.write('%d %s\n' % (os.getpid(), name))
+            os.rename(at + '.tmp', at)
+        except (IOError, OSError):
+            return
+        while os.path.exists(hold):
+            time.sleep(0.05)
+        return
 
 
 def restrict_umask():
@@ -74,6 +107,7 @@ def write_atomic(path, data, mode, dir_mode=0o755):
         with os.fdopen(fd, 'wb') as handle:
             handle.write(data)
         os.chmod(tmp, mode)
+        hold_point('write:' + os.path.basename(path))   # the new bytes written, not yet in place
         os.rename(tmp, path)
     except BaseException:
         if tmp and os.path.exists(tmp):

@@ -130,14 +130,7 @@ class Checkout(object):
         return rc, out.rstrip('\n')
 
     def open_log(self):
-        path = self.params['log_path']
-        if not path:
-            return None
-        try:
-            return run_log.open_log(path, os.environ.get(run_log.RUN_ENV), self.params['log_keep'])
-        except (IOError, OSError) as exc:
-            self.module.warn('cannot append to log_path %s: %s' % (path, to_native(exc)))
-            return None
+        return run_log.open_for_module(self.module, self.params['log_path'], self.params['log_keep'])
 
     def run(self, action, args, record=True):
         """Run git, its output into the log as it comes (carriage-return progress lines as lines of their own)."""

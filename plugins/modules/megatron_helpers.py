@@ -106,7 +106,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import hold_point, make_dirs, restrict_umask
 
 
 def user_name(uid):
@@ -222,6 +222,7 @@ class Builder(object):
         if not os.path.isfile(path):
             self.module.fail_json(msg='make succeeded in %s but wrote no %s: the Makefile did not use LIBEXT=%s'
                                   % (directory, os.path.basename(path), ext), cmd=argv)
+        hold_point('helpers_cpp-built:' + os.path.basename(path))   # built, not yet load-tested (a test's kill point)
         error = self.load_error(path)
         if error is not None:
             self.log('load test failed: %s' % error)

@@ -621,7 +621,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
-from ansible_collections.primus.trainenv.plugins.module_utils.modes import make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.modes import hold_point, make_dirs, restrict_umask
 from ansible_collections.primus.trainenv.plugins.module_utils import run_log
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import (
     check_extra_args, check_pip_environment, install_args, pip_environ, stream, uninstall_args, wheel_args)
@@ -766,14 +766,9 @@ class PipConstrained(object):
 
     def open_log(self):
         """log_path opened for appending (None in check mode or without one); the first write of a run rotates it."""
-        path = self.params['log_path']
-        if not path or self.module.check_mode:
+        if self.module.check_mode:
             return None
-        try:
-            return run_log.open_log(path, os.environ.get(run_log.RUN_ENV), self.params['log_keep'])
-        except (IOError, OSError) as exc:
-            self.module.warn('cannot append to log_path %s: %s' % (path, to_native(exc)))
-            return None
+        return run_log.open_for_module(self.module, self.params['log_path'], self.params['log_keep'])
 
     def log_line(self, text):
         self.append_log(text if text.endswith('\n') else text + '\n')
@@ -966,6 +961,8 @@ class PipConstrained(object):
                 self.python, params, targets, log_path=log))
         if rc != 0:
             self.fail_pip('pip install', rc, out, err, failure)
+        # pip has installed, nothing has recorded it yet (a test's kill point; modes.hold_point).
+        hold_point('pip-installed:' + os.path.basename(str((self.params['name'] or [''])[0])))
         warnings, known = resolver_conflicts(out, err, self.params['expected_conflicts'])
         for warning in warnings:
             self.module.warn(self.redact.text(warning))

@@ -257,11 +257,13 @@ def python310():
 class Target:
     """Where the playbook runs: an unprivileged user, over SSH (as root) or locally."""
 
-    def __init__(self, user, home, inventory_host, hosts_dir):
+    def __init__(self, user, home, inventory_host, hosts_dir, faults):
         self.user = user
         self.home = home
         self.host = inventory_host
         self.hosts_dir = hosts_dir   # recorded GPU hosts, readable by the target user
+        # The modules' PRIMUS_TRAINENV_FAULT_HOLD (modes.hold_point): a <pattern>.hold file here holds them.
+        self.faults = faults
 
     def base(self, name):
         """A fresh, absolute PRIMUS_BASE path (not created) owned by the target user's home."""
@@ -292,7 +294,15 @@ def ensure_user(name):
     return entry
 
 
-def sshd_config(port, state_dir, keys_dir, python312):
+def fault_dir(shared):
+    """The directory of hold_point's files (modes.hold_point), which the target user writes its <pattern>.at in."""
+    path = os.path.join(shared, "faults")
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o1777)
+    return path
+
+
+def sshd_config(port, state_dir, keys_dir, python312, faults=None):
     """A private loopback sshd's configuration for TEST_USER (host key and pid file in state_dir)."""
     return "\n".join([
         "Port %d" % port, "ListenAddress 127.0.0.1", "HostKey %s" % os.path.join(state_dir, "host_key"),
@@ -302,8 +312,9 @@ def sshd_config(port, state_dir, keys_dir, python312):
         # Many inventory hosts on this one target share one multiplexed connection (ControlPersist)
         # and start at once: more sessions and unauthenticated starts than sshd's defaults (10).
         "MaxSessions 100", "MaxStartups 100:30:200",
-        # The world's uv stand-in "downloads" this interpreter when `uv python install 3.12` runs.
-        "SetEnv PRIMUS_WORLD_UV_PYTHON=%s" % python312, ""])
+        # The world's uv stand-in "downloads" this interpreter when `uv python install 3.12` runs; the modules'
+        # test hook (modes.hold_point) looks for hold files in faults.
+        "SetEnv PRIMUS_WORLD_UV_PYTHON=%s%s" % (python312, " PRIMUS_TRAINENV_FAULT_HOLD=%s" % faults if faults else ""), ""])
 
 
 def wait_for_port(port, timeout=120, proc=None):
@@ -336,11 +347,13 @@ def shared_dir():
 def target(tmp_path_factory, python312, shared_dir):
     hosts_dir = os.path.join(shared_dir, "hosts")
     shutil.copytree(os.path.join(REPO, "tests", "world", "hosts"), hosts_dir, symlinks=True)
+    faults = fault_dir(shared_dir)
     if os.getuid() != 0:
         entry = pwd.getpwuid(os.getuid())
         os.environ["PRIMUS_WORLD_UV_PYTHON"] = python312
+        os.environ["PRIMUS_TRAINENV_FAULT_HOLD"] = faults
         host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-        yield Target(entry.pw_name, entry.pw_dir, host, hosts_dir)
+        yield Target(entry.pw_name, entry.pw_dir, host, hosts_dir, faults)
         return
     entry = ensure_user(TEST_USER)
     tmp = tmp_path_factory.mktemp("sshd")
@@ -356,7 +369,7 @@ def target(tmp_path_factory, python312, shared_dir):
     os.chmod(os.path.join(keys, TEST_USER), 0o644)
     port = free_port()
     config = tmp / "sshd_config"
-    config.write_text(sshd_config(port, str(tmp), keys, python312))
+    config.write_text(sshd_config(port, str(tmp), keys, python312, faults))
     os.makedirs("/run/sshd", exist_ok=True)
     sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
     if not wait_for_port(port, proc=sshd):
@@ -370,7 +383,7 @@ def target(tmp_path_factory, python312, shared_dir):
         "ansible_python_interpreter": "/usr/bin/python3",
     }
     try:
-        yield Target(TEST_USER, entry.pw_dir, host, hosts_dir)
+        yield Target(TEST_USER, entry.pw_dir, host, hosts_dir, faults)
     finally:
         sshd.terminate()
         sshd.wait(timeout=10)
@@ -480,8 +493,8 @@ def playbook(tmp_path_factory, target, world, python312):
 
 def playbook_env(results, env=None):
     """ansible-playbook's environment: this one without PRIMUS_/ANSIBLE_/PIP_ settings, results recorded."""
-    run_env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_")) or k == "PRIMUS_WORLD_UV_PYTHON"}
+    kept = ("PRIMUS_WORLD_UV_PYTHON", "PRIMUS_TRAINENV_FAULT_HOLD")
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith(("PRIMUS_", "ANSIBLE_", "PIP_")) or k in kept}
     run_env.update({"ANSIBLE_CALLBACK_PLUGINS": CALLBACK_PLUGINS, "ANSIBLE_CALLBACKS_ENABLED": "primus_test_results",
                     "PRIMUS_TEST_RESULTS": results, "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1"})
     run_env.update(env or {})

@@ -109,9 +109,10 @@ def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_a
     assert len(lines) >= 2, done.stdout[-3000:]
     assert {m.group("log") for m in lines} == {log}
     assert any("held for" in (m.group("last") or "") for m in lines), [m.group(0) for m in lines]
-    # The quick polls then one every 15 s: a minute's build prints a few lines, not one per second.
-    assert len(lines) <= 4 + 80 // 15, [m.group(0) for m in lines]
     waited = done.task("Build the wheel - %s" % STAGE)["result"]
+    # The quick polls then one every 15 s: a minute's build prints a few lines, not one per second. Bounded by the
+    # build's own measured length (however long a loaded machine made it), not by the minute it was held.
+    assert len(lines) <= 4 + (int(waited["build_seconds"]) + 15) // 15, ([m.group(0) for m in lines], waited)
     assert waited["build_seconds"] >= 60 and waited["log_path"] == log and waited["changed"] is True, waited
     text = read(log)
     assert text.startswith("### primus.trainenv run ") and text != first_log

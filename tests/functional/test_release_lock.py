@@ -4,7 +4,7 @@ module's own (its files are changed and removed here).
 One converge of venv,torch records pip's plans (primus_lock_record); tools/release_lock.py makes the lock beside
 the world's pins file from them. Then: the lock covers every installed index file; a converge of an empty base with
 the lock is hash-checked and succeeds; a wheel whose bytes changed under the same name is refused naming it before
-anything of its stage is installed; a locked wheel removed from the ROCm index stops preflight within seconds,
+anything of its stage is installed; a locked wheel removed from the ROCm index stops preflight before any stage starts,
 naming it, with nothing downloaded."""
 import glob
 import json
@@ -138,8 +138,11 @@ def test_preflight_names_a_removed_locked_wheel_and_downloads_nothing(locked, ow
     msg = task["result"]["msg"]
     assert AUDIO in msg and "(missing)" in msg and "nightly 2026-07-20" in msg, msg[-4000:]
     assert "tools/relock.py" in msg
-    # Order and cause, not a bound: nothing was downloaded and no venv made (below); the probe's seconds are recorded.
-    record_timing("index probe of the lock, a missing wheel named", task["result"]["seconds"])
+    # Order and cause, not a duration: the probe stopped the run in preflight, before any stage started, and the
+    # run released its lock (the probe's seconds are a measurement, README "Measured").
+    assert not [r["task"] for r in run.results if "Start stage" in r["task"]], [r["task"] for r in run.results]
+    assert run.results.index(task) < run.results.index(run.task("Release the lock")), [r["task"] for r in run.results]
+    record_timing("preflight's index probe naming a removed locked wheel", task["result"]["seconds"])
     requests = requests_since(own_world, offset)
     assert "/files/" not in requests, "a file was downloaded:\n" + requests[-2000:]
     assert not os.path.exists(os.path.join(base, "venv"))

@@ -7,6 +7,11 @@ get `max-age=600, public` like pypi.org/simple (pip revalidates them anyway, wit
 If-Modified-Since); everything else (git refs that tests move, world.json) `no-cache`.
 `GET /.world-server` answers with this process's identity (pid and the nonce it was started
 with), so a starter can prove that the server answering on a port is the one it started.
+
+Faults on purpose (the fault matrix, tests/functional/test_faults.py): each `<root>/.world-faults/<name>.json`,
+`{"match": <regex on the request path>, "action": "503" | "hold", "times": <n, default 1>}`, applies to the first
+`times` requests whose path matches it (counted per version of the file): "503" answers 503 Service Unavailable,
+"hold" writes `<name>.at` (the path) and keeps the request waiting while `<name>.json` exists, then serves it.
 """
 import contextlib
 import functools
@@ -15,8 +20,10 @@ import json
 import os
 import re
 import threading
+import time
 
 IDENTITY_PATH = "/.world-server"
+FAULTS_DIR = ".world-faults"
 IMMUTABLE = "max-age=365000000, immutable, public"
 INDEX_PAGE = "max-age=600, public"
 _CONTENT_ADDRESSED = re.compile(r"/files/[0-9a-f]{16}/[^/]+$")
@@ -32,9 +39,43 @@ def cache_control(path):
     return "no-cache"
 
 
+class Faults(object):
+    """The rules of <root>/.world-faults/ (module docstring), read at every request."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, FAULTS_DIR)
+        self.lock = threading.Lock()
+        self.counts = {}
+
+    def match(self, path):
+        """(action, rule file) of the first rule that applies to a request path, or None."""
+        try:
+            names = sorted(n for n in os.listdir(self.dir) if n.endswith(".json"))
+        except OSError:
+            return None
+        for name in names:
+            rule_path = os.path.join(self.dir, name)
+            try:
+                version = os.stat(rule_path)
+                with open(rule_path) as handle:
+                    rule = json.load(handle)
+            except (OSError, ValueError):
+                continue
+            if not re.search(rule["match"], path):
+                continue
+            key = (name, version.st_ino, version.st_mtime_ns)
+            with self.lock:
+                if self.counts.get(key, 0) >= int(rule.get("times", 1)):
+                    continue
+                self.counts[key] = self.counts.get(key, 0) + 1
+            return rule["action"], rule_path
+        return None
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     identity = None     # bytes served at IDENTITY_PATH
     access_log = None   # a text stream, or None for a quiet server
+    faults = None       # a Faults, or None
     disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall per request)
 
     def end_headers(self):
@@ -49,6 +90,17 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(self.identity)
             return
+        fault = self.faults.match(self.path.split("?", 1)[0]) if self.faults is not None else None
+        if fault is not None and fault[0] == "503":
+            self.send_error(503, "world fault: %s" % os.path.basename(fault[1]))
+            return
+        if fault is not None and fault[0] == "hold":
+            at = fault[1][:-len(".json")] + ".at"
+            with open(at + ".tmp", "w") as handle:
+                handle.write(self.path + "\n")
+            os.rename(at + ".tmp", at)
+            while os.path.exists(fault[1]):
+                time.sleep(0.05)
         super().do_GET()
 
     def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
@@ -65,7 +117,8 @@ def serve(root, port=0, nonce=None, access_log=None):
     request (e.g. sys.stderr); default quiet. Raises OSError (EADDRINUSE) when the port is taken.
     """
     identity = json.dumps({"pid": os.getpid(), "nonce": nonce, "root": os.path.abspath(root)}).encode()
-    handler = functools.partial(type("Handler", (_Handler,), {"identity": identity, "access_log": access_log}),
+    handler = functools.partial(type("Handler", (_Handler,), {"identity": identity, "access_log": access_log,
+                                                              "faults": Faults(root)}),
                                 directory=root)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)

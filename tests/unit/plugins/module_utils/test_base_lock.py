@@ -271,7 +271,7 @@ def test_run_processes_finds_a_run_s_processes_and_their_children_only():
     mine = spawn('dead00001' + TAG, 'sleep 60 & wait')
     other = spawn('live00002' + TAG)
     try:
-        deadline = time.time() + 10
+        deadline = time.time() + 60   # a guard against a hang, not a bound on the start (a loaded machine is slow)
         found = []
         # Until the child has exec'd sleep (between fork and exec it is a copy of bash, command line and all).
         while time.time() < deadline and not (len(found) == 2 and any(c == 'sleep 60' for _p, _s, c in found)):

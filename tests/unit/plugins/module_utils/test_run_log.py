@@ -4,7 +4,6 @@ import json
 import os
 import stat
 import sys
-import time
 
 from ansible_collections.primus.trainenv.plugins.module_utils import run_log
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import stream
@@ -45,16 +44,51 @@ def test_a_log_without_a_run_header_is_kept_and_without_a_run_id_nothing_rotates
     assert not os.path.exists(log + ".2")
 
 
-def test_the_stream_hands_over_lines_as_they_come():
+
+class Module(object):
+    """What open_for_module uses of an AnsibleModule: warn."""
+
+    def __init__(self):
+        self.warnings = []
+
+    def warn(self, text):
+        self.warnings.append(text)
+
+
+def test_a_module_log_that_cannot_be_opened_is_a_warning_not_a_failure(tmp_path, monkeypatch):
+    monkeypatch.setenv(run_log.RUN_ENV, "run1")
+    module = Module()
+    assert run_log.open_for_module(module, "", 3) is None and not module.warnings
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the log directory should be")
+    assert run_log.open_for_module(module, str(blocker / "te.log"), 3) is None
+    assert module.warnings and module.warnings[0].startswith("cannot append to log_path %s/te.log: " % blocker)
+    log = str(tmp_path / "logs" / "te.log")
+    write(run_log.open_for_module(module, log, 3), "line\n")
+    with open(log) as handle:
+        assert handle.read() == "### primus.trainenv run run1\nline\n"
+    assert len(module.warnings) == 1
+
+def test_the_stream_hands_over_lines_as_they_come(tmp_path):
+    """Order, not a duration: the command waits after its first line until the callback has seen that line (the
+    callback makes the file it waits for), so it reaches its second line only if the first was handed over while it
+    ran; a stream that handed lines over at the end would leave it waiting until its own limit ("late")."""
     seen = []
-    script = "import sys, time\nprint('one')\ntime.sleep(0.6)\nprint('two')\nprint('oops', file=sys.stderr)\n" \
-             "sys.stdout.write('no newline')\nsys.exit(3)\n"
-    start = time.monotonic()
-    rc, out, err = stream([sys.executable, "-c", script], dict(os.environ), None,
-                          lambda text: seen.append((round(time.monotonic() - start, 1), text)))
+    go = str(tmp_path / "go")
+    script = ("import os, sys, time\nprint('one', flush=True)\nend = time.monotonic() + 120\n"
+              "while not os.path.exists(%r) and time.monotonic() < end:\n    time.sleep(0.02)\n"
+              "print('two' if os.path.exists(%r) else 'late')\nprint('oops', file=sys.stderr)\n"
+              "sys.stdout.write('no newline')\nsys.exit(3)\n" % (go, go))
+
+    def handed(text):
+        seen.append(text)
+        if text == "one\n":
+            open(go, "w").close()
+
+    rc, out, err = stream([sys.executable, "-c", script], dict(os.environ), None, handed)
     assert (rc, out, err) == (3, "one\ntwo\nno newline", "oops\n")
-    assert seen[0][1] == "one\n" and seen[0][0] < 0.5, seen   # before the command ended
-    assert "".join(text for _t, text in seen if "oops" not in text) == out
+    assert seen[0] == "one\n", seen
+    assert "".join(text for text in seen if "oops" not in text) == out
 
 
 def test_the_polls_come_quickly_first_then_every_poll_seconds():
