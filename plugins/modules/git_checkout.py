@@ -18,13 +18,13 @@ description:
     failure alike.
   - A missing O(dest) is cloned (C(git clone --no-checkout), then C(git checkout --force) of the commit). An existing
     checkout gets its C(origin) set to O(repo), the commit fetched when it does not have it, and a forced checkout of
-    the commit when HEAD is elsewhere (edits to tracked files are reset, untracked files stay). Submodules are synced
-    and updated (C(git submodule update --init --recursive --force)) when HEAD moved or one is not at the commit's
+    the commit when HEAD is elsewhere or a tracked file of the checkout was edited (edits to tracked files are reset,
+    untracked files stay: a build's products, aiter's JIT builds, Megatron's helpers_cpp). Submodules are synced and
+    updated (C(git submodule update --init --recursive --force)) when HEAD moved or one is not at the commit's
     version.
-  - A checkout already at the commit with its submodules in place runs nothing but local reads (C(changed=false)).
+  - A checkout already at the commit, unedited, with its submodules in place runs nothing but local reads
+    (C(changed=false)); it asks no remote anything.
   - Credentials in O(repo) (C(https://user:token@host)) are redacted in the log and in everything returned.
-  - Meant to run right before M(ansible.builtin.git) with the same values, which then finds everything in place and
-    keeps its own checks; this module does the long part, visibly.
 author:
   - primus.trainenv developers (@primus-trainenv)
 attributes:
@@ -172,6 +172,11 @@ class Checkout(object):
     def has_commit(self, commit):
         return self.read('cat-file', '-e', commit + '^{commit}')[0] == 0
 
+    def edited(self):
+        """True when a tracked file of the checkout differs from HEAD (its submodules' own content is theirs)."""
+        rc, out = self.read('status', '--porcelain', '--untracked-files=no', '--ignore-submodules=all')
+        return rc != 0 or bool(out.strip())
+
     def submodules_behind(self):
         """True when a submodule of the checked-out commit is not initialised or not at the recorded commit."""
         if not os.path.exists(os.path.join(self.dest, '.gitmodules')):
@@ -205,7 +210,7 @@ class Checkout(object):
             # Not on a branch or tag head's history: ask for the commit itself (servers that allow it).
             self.run('fetch', ['-C', self.dest, 'fetch', '--progress', 'origin', commit])
         moved = before != commit
-        if moved:
+        if moved or (is_checkout and self.edited()):
             if check:
                 self.actions.append('checkout')
             else:

@@ -336,7 +336,7 @@ def test_503_twice_then_200_on_a_git_remote(playbook, target, holds, world, refe
     done = playbook(LISTS["builds"], base, extra=dirs)
     assert done.rc == 0, str(done)
     assert statuses(log_since(world, offset), refs)[:3] == [503, 503, 200], log_since(world, offset)[-3000:]
-    assert done.task("Clone or update the checkout, its output into the stage log - causal_conv1d")["result"][
+    assert done.task("Clone at the planned commit, with that commit's submodules - causal_conv1d")["result"][
         "attempts"] == 3
     assert manifest(base) == ref_manifest
 
@@ -350,7 +350,7 @@ def test_a_git_remote_that_stays_down_fails_naming_its_url_then_the_next_run_con
     failed = playbook(LISTS["builds"], base, extra=dirs)
     assert failed.rc != 0
     # The clone was tried 3 times (its retries), then the stage stopped with its message.
-    assert failed.task("Clone or update the checkout, its output into the stage log - causal_conv1d")["result"][
+    assert failed.task("Clone at the planned commit, with that commit's submodules - causal_conv1d")["result"][
         "attempts"] == 3
     message = failed.task("Stop - the checkout failed - causal_conv1d")["result"]["msg"]
     url = "http://127.0.0.1:%d/git/causal-conv1d.git" % world["port"]

@@ -102,6 +102,30 @@ def test_a_kept_checkout_moves_to_another_commit_resetting_edits_and_keeping_unt
     assert back['actions'] == ['submodules'] and read(os.path.join(dest, 'third_party', 'sub', 'sub.txt')) == 'sub\n'
 
 
+
+def test_an_edit_at_the_commit_is_reset_and_untracked_files_in_the_tree_and_its_submodule_stay(tmpdir, remotes):
+    dest = str(tmpdir.join('work', 'src'))
+    assert checkout(tmpdir, remotes, remotes['second'])['_rc'] == 0
+    with open(os.path.join(dest, 'setup.py'), 'w') as handle:
+        handle.write('edited\n')
+    for untracked in (os.path.join(dest, 'built.so'), os.path.join(dest, 'third_party', 'sub', 'helpers.so')):
+        with open(untracked, 'w') as handle:
+            handle.write('untracked\n')
+    reset = checkout(tmpdir, remotes, remotes['second'])
+    assert reset['changed'] is True and reset['actions'] == ['checkout'], reset
+    assert read(os.path.join(dest, 'setup.py')) == 'two\n' and read(os.path.join(dest, 'built.so')) == 'untracked\n'
+    assert read(os.path.join(dest, 'third_party', 'sub', 'helpers.so')) == 'untracked\n'
+    # Untracked files alone (in the tree and in a submodule) are no edit: nothing runs.
+    again = checkout(tmpdir, remotes, remotes['second'])
+    assert again['changed'] is False and again['actions'] == [], again
+    # Check mode tells the truth about an edit, and changes nothing.
+    with open(os.path.join(dest, 'setup.py'), 'w') as handle:
+        handle.write('edited again\n')
+    checked = checkout(tmpdir, remotes, remotes['second'], check_mode=True)
+    assert checked['changed'] is True and checked['actions'] == ['checkout'], checked
+    assert read(os.path.join(dest, 'setup.py')) == 'edited again\n'
+
+
 def test_a_commit_the_checkout_lacks_is_fetched_and_a_changed_url_is_set(tmpdir, remotes):
     dest = str(tmpdir.join('work', 'src'))
     assert checkout(tmpdir, remotes, remotes['first'])['_rc'] == 0
