@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """preflight_problems: preflight's checks before the lock; pins_file_problem: the release and its pins file;
-check_results: verify's verdicts (each documented in a YAML file of its name next to this one).
+check_results, check_processes, launch_result: verify's verdicts (each documented in a YAML file of its name next to this one).
 
 The logic of preflight_problems is plugins/plugin_utils/preflight_checks.py.
 """
@@ -39,20 +39,37 @@ def _last(lines):
     return lines[-1].strip() if lines else ''
 
 
-def _run_results(run, checks, done):
-    """The per-check results of the one command that ran each check in its own process (its stdout: a JSON list of
-    {name, rc, stdout, stderr}); when that command itself failed, every check it was to run fails with its error."""
+def check_processes(run, names):
+    """{name: {name, rc, stdout, stderr, stdout_lines, stderr_lines}} of each of ``names``: the checks the one command
+    ``run`` (its registered result) started, each in its own process, and printed as a JSON list of {name, rc, stdout,
+    stderr}. When that command itself failed (or printed no such list), each of ``names`` fails with its error."""
+    if not isinstance(run, Mapping):
+        raise AnsibleFilterError('check_processes: the registered result of the checks command is needed, got %r' % (run,))
     try:
         results = json.loads(run.get('stdout') or '') if run.get('rc') == 0 else None
     except ValueError:
         results = None
     if isinstance(results, list) and all(isinstance(r, Mapping) for r in results):
-        return results
-    why = (_last((run.get('stderr') or '').splitlines()) or run.get('msg')
-           or ('it printed no results' if run.get('rc') == 0 else 'exit status %s' % run.get('rc')))
-    return [{'name': c.get('name'), 'rc': run.get('rc') if run.get('rc') else 1,
-             'stderr': 'the checks could not be run: %s' % why}
-            for c in checks or [] if c.get('stage') in (done or [])]
+        found = dict((r.get('name'), r) for r in results)
+    else:
+        why = (_last((run.get('stderr') or '').splitlines()) or run.get('msg')
+               or ('it printed no results' if run.get('rc') == 0 else 'exit status %s' % run.get('rc')))
+        failed = {'rc': run.get('rc') if run.get('rc') else 1, 'stdout': '', 'stderr': 'the checks could not be run: %s' % why}
+        found = dict((name, dict(failed, name=name)) for name in names or [])
+    out = {}
+    for name in names or []:
+        result = found.get(name) or {'name': name, 'rc': 1, 'stdout': '', 'stderr': 'the checks command did not run it'}
+        out[name] = dict(result, stdout_lines=(result.get('stdout') or '').splitlines(),
+                         stderr_lines=(result.get('stderr') or '').splitlines())
+    return out
+
+
+def _run_results(run, checks, done):
+    """The per-check results of the one command that ran each check in its own process (check_processes), in the
+    order of ``checks`` (those whose stage is done)."""
+    names = [c.get('name') for c in checks or [] if c.get('stage') in (done or [])]
+    found = check_processes(run, names)
+    return [found[name] for name in names]
 
 
 def check_results(results, checks, done, reasons=None):
@@ -119,4 +136,4 @@ class FilterModule(object):
 
     def filters(self):
         return {'preflight_problems': preflight_problems, 'check_results': check_results,
-                'launch_result': launch_result, 'pins_file_problem': pins_file_problem}
+                'check_processes': check_processes, 'launch_result': launch_result, 'pins_file_problem': pins_file_problem}

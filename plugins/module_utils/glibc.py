@@ -12,6 +12,7 @@
 * The libstdc++ to read is the one the dynamic linker would load: the ``ldconfig -p`` cache
   entry for ``libstdc++.so.6`` matching this machine's ELF class and machine, else the first
   match in the usual library directories.
+* ``gather``: all of the above on the node itself, through an AnsibleModule (glibc_facts, node_info).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,6 +21,8 @@ __metaclass__ = type
 import os
 import re
 import struct
+import sys
+import sysconfig
 
 LIBSTDCXX_SONAME = 'libstdc++.so.6'
 
@@ -132,3 +135,43 @@ def pick_libstdcxx(cache_paths, multiarch, want_identity, exists=os.path.exists,
             continue
         return path
     return None
+
+
+def gather(module, libstdcxx_path=None, ldd='ldd'):
+    """The glibc and libstdc++ facts of the node running ``module`` (an AnsibleModule: its ``run_command`` and
+    ``get_bin_path`` run ``ldd --version`` and ``ldconfig -p``), as the glibc_facts module and node_info report them:
+    {version, source, ldd_line, libstdcxx_path, glibcxx_max, glibcxx_versions}. Raises ValueError when a given
+    ``libstdcxx_path`` or the libstdc++ found cannot be read."""
+    try:
+        version = glibc_from_confstr(os.confstr('CS_GNU_LIBC_VERSION'))
+    except (AttributeError, ValueError, OSError):
+        version = None
+    source = 'confstr' if version else 'none'
+    ldd_version, ldd_line = None, ''
+    ldd_path = ldd if os.path.sep in ldd else module.get_bin_path(ldd)
+    if ldd_path and os.path.exists(ldd_path):
+        _rc, out, err = module.run_command([ldd_path, '--version'])
+        # glibc's ldd exits 0; musl's prints its banner on stderr and exits 1.
+        ldd_version, ldd_line = glibc_from_ldd(out if out.strip() else err)
+    if not version and ldd_version:
+        version, source = ldd_version, 'ldd'
+
+    if libstdcxx_path:
+        if not os.path.isfile(libstdcxx_path):
+            raise ValueError('libstdcxx_path %s is not a readable file' % libstdcxx_path)
+    else:
+        cache = []
+        ldconfig = module.get_bin_path('ldconfig', opt_dirs=['/sbin', '/usr/sbin'])
+        if ldconfig:
+            rc, out, _err = module.run_command([ldconfig, '-p'])
+            cache = parse_ldconfig_cache(out) if rc == 0 else []
+        libstdcxx_path = pick_libstdcxx(cache, sysconfig.get_config_var('MULTIARCH') or '', elf_identity(sys.executable))
+    versions = []
+    if libstdcxx_path:
+        libstdcxx_path = os.path.realpath(libstdcxx_path)
+        try:
+            versions = glibcxx_versions_from_file(libstdcxx_path)
+        except (IOError, OSError) as exc:
+            raise ValueError('cannot read %s: %s' % (libstdcxx_path, exc))
+    return dict(version=version or '', source=source, ldd_line=ldd_line, libstdcxx_path=libstdcxx_path or '',
+                glibcxx_max=versions[-1] if versions else '', glibcxx_versions=versions)

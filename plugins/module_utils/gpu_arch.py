@@ -18,12 +18,14 @@ Formats (as Primus env.sh and rocminfo/KFD print them):
   then two digits of hex minor, then two digits of hex stepping: 90402 -> gfx942,
   90010 -> gfx90a, 110501 -> gfx1151.
 
-Everything here runs on the target with Python 3.8+ and has no third-party imports.
+Everything here runs on the target with Python 3.8+ and has no third-party imports. ``gather`` detects on the node
+itself through an AnsibleModule (running rocminfo): gpu_arch_facts and node_info report its facts.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import glob
 import os
 import re
 
@@ -299,3 +301,112 @@ def can_open_rw(path):
         return False, str(exc.strerror or exc)
     os.close(fd)
     return True, ''
+
+
+# --- on the node itself, through an AnsibleModule (gpu_arch_facts, node_info) --------------------------------------
+
+class GpuFactsError(ValueError):
+    """A setting that cannot be used (a bad override, a rocminfo that is not there); the message names the fix."""
+
+
+def _tail(text, lines=5):
+    return ' / '.join(line.strip() for line in (text or '').strip().splitlines()[-lines:] if line.strip())
+
+
+def find_rocminfo(module, wanted, venv):
+    """(path or None, notes). An explicit ``wanted`` that cannot be found raises GpuFactsError."""
+    if wanted:
+        if os.path.sep in wanted:
+            path = os.path.abspath(wanted)
+            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+                raise GpuFactsError('rocminfo %s is not an executable file; fix or unset the rocminfo option '
+                                    '(primus_rocminfo) to detect with rocminfo on PATH and KFD' % wanted)
+            return path, []
+        path = module.get_bin_path(wanted)
+        if not path:
+            raise GpuFactsError('rocminfo command %r is not on PATH; fix or unset the rocminfo option '
+                                '(primus_rocminfo)' % wanted)
+        return path, []
+    path = module.get_bin_path('rocminfo')
+    if path:
+        return path, []
+    if venv:
+        candidates = [os.path.join(venv, 'bin', 'rocminfo')]
+        candidates += sorted(glob.glob(os.path.join(venv, 'lib', 'python3*', 'site-packages',
+                                                    '_rocm_sdk_devel', 'bin', 'rocminfo')))
+        for candidate in candidates:
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate, []
+    return None, ['rocminfo not found on PATH%s' % (' nor in the venv %s' % venv if venv else '')]
+
+
+def detect(module, rocminfo, venv, kfd_nodes_path):
+    """(archs, source, gpu_count, marketing_names, rocminfo_path, notes) of the node itself."""
+    notes = []
+    rocminfo, found_notes = find_rocminfo(module, rocminfo, venv)
+    notes.extend(found_notes)
+    if rocminfo:
+        rc, out, err = module.run_command([rocminfo])
+        if rc != 0:
+            notes.append('rocminfo exited %d: %s' % (rc, _tail(err or out)))
+        archs, count, names = gpus_from_rocminfo(out)
+        if archs:
+            return archs, 'rocminfo', count, names, rocminfo, notes
+        if rc == 0:
+            notes.append('rocminfo lists no GPU agent')
+    if os.path.isdir(kfd_nodes_path):
+        archs, count, names, kfd_notes = gpus_from_kfd(kfd_nodes_path)
+        notes.extend(kfd_notes)
+        if archs:
+            return archs, 'kfd', count, names, rocminfo or '', notes
+        notes.append('KFD topology %s has no GPU node' % kfd_nodes_path)
+    else:
+        notes.append('KFD topology %s does not exist' % kfd_nodes_path)
+    return [], 'none', 0, [], rocminfo or '', notes
+
+
+def gather(module, override='', rocminfo='', venv=None, kfd_nodes_path='/sys/class/kfd/kfd/topology/nodes',
+           kfd_device='/dev/kfd', default_archs=None):
+    """(facts, warnings): the GPU archs to build for and where they came from, as gpu_arch_facts and node_info report
+    them - an override wins, else rocminfo, else the KFD topology, else ``default_archs`` (with a warning). Raises
+    GpuFactsError for an override or default that is not an arch list, or a rocminfo option that cannot be run."""
+    override = (override or '').strip()
+    override_archs = []
+    if override:
+        try:
+            override_archs = normalize_arch_list(override)
+        except ArchError as exc:
+            raise GpuFactsError('GPU arch override %r: %s. Fix primus_arch_override (or PYTORCH_ROCM_ARCH), '
+                                'for example gfx942;gfx950.' % (override, exc))
+        if not override_archs:
+            raise GpuFactsError('GPU arch override %r names no arch; give e.g. gfx942;gfx950, or leave it empty '
+                                'to detect' % override)
+    defaults = []
+    if default_archs:
+        try:
+            defaults = normalize_arch_list(default_archs)
+        except ArchError as exc:
+            raise GpuFactsError('default_archs: %s' % exc)
+
+    warnings = []
+    detected, detected_source, count, names, rocminfo_path, notes = detect(module, rocminfo, venv, kfd_nodes_path)
+    if override_archs:
+        archs, source = override_archs, 'override'
+    elif detected:
+        archs, source = detected, detected_source
+    elif defaults:
+        archs, source = defaults, 'default'
+        warnings.append('no GPU detected; defaulting PYTORCH_ROCM_ARCH=%s (override with primus_arch_override '
+                        'or by exporting PYTORCH_ROCM_ARCH)' % arch_forms(archs)[0])
+    else:
+        archs, source = [], 'none'
+    semicolon, csv = arch_forms(archs)
+    kfd_access, kfd_reason = can_open_rw(kfd_device)
+    if detected and not kfd_access:
+        warnings.append('GPUs found, but this user cannot open %s read-write (%s): building works, but running on the '
+                        'GPUs needs membership of the group that owns it (usually render or video)' % (kfd_device, kfd_reason))
+    facts = dict(archs=archs, pytorch_rocm_arch=semicolon, arch_csv=csv, source=source, detected_archs=detected,
+                 detected_source=detected_source, gpu_count=count, marketing_names=names, rocminfo_path=rocminfo_path,
+                 kfd_access=kfd_access, kfd_access_error='' if kfd_access else '%s: %s' % (kfd_device, kfd_reason),
+                 notes=notes)
+    return facts, warnings

@@ -84,8 +84,9 @@ def registry(entries):
 
 
 def run_plan(entries, run_tags, skip_tags, check_mode=False):
-    """The registry's views plus what this run does: 'stages' (selected by --tags/--skip-tags, in order) and
-    'lock' (the run may change the base: not check mode, and a stage that is not read-only runs).
+    """The registry's views plus what this run does: 'stages' (selected by --tags/--skip-tags, in order), 'named'
+    (those of them --tags names: asked for by name, not only as a part of all) and 'lock' (the run may change the
+    base: not check mode, and a stage that is not read-only runs).
 
     With 'all' (no --tags) every stage that is not optional runs; an optional stage (tagged ``never`` in the
     playbook) runs only when named or with --tags never. 'tagged' selects the non-optional stages too;
@@ -102,6 +103,7 @@ def run_plan(entries, run_tags, skip_tags, check_mode=False):
         if selected and stage not in skip and not (stage in views['optional'] and 'never' in skip):
             stages.append(stage)
     views['stages'] = stages
+    views['named'] = [stage for stage in stages if stage in run]
     views['lock'] = not check_mode and bool([s for s in stages if s not in views['read_only']])
     return views
 

@@ -100,43 +100,8 @@ ansible_facts:
           sample: ["3.4", "3.4.1", "3.4.30"]
 '''
 
-import os
-import sys
-import sysconfig
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils.glibc import (
-    elf_identity,
-    glibc_from_confstr,
-    glibc_from_ldd,
-    glibcxx_versions_from_file,
-    parse_ldconfig_cache,
-    pick_libstdcxx,
-)
-
-
-def _confstr_version():
-    try:
-        return glibc_from_confstr(os.confstr('CS_GNU_LIBC_VERSION'))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def _ldd(module, ldd):
-    path = ldd if os.path.sep in ldd else module.get_bin_path(ldd)
-    if not path or not os.path.exists(path):
-        return None, ''
-    rc, out, err = module.run_command([path, '--version'])
-    # glibc's ldd exits 0; musl's prints its banner on stderr and exits 1.
-    return glibc_from_ldd(out if out.strip() else err)
-
-
-def _ldconfig_cache(module):
-    ldconfig = module.get_bin_path('ldconfig', opt_dirs=['/sbin', '/usr/sbin'])
-    if not ldconfig:
-        return []
-    rc, out, err = module.run_command([ldconfig, '-p'])
-    return parse_ldconfig_cache(out) if rc == 0 else []
+from ansible_collections.primus.trainenv.plugins.module_utils.glibc import gather
 
 
 def main():
@@ -147,40 +112,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-
-    version = _confstr_version()
-    source = 'confstr' if version else 'none'
-    ldd_version, ldd_line = _ldd(module, module.params['ldd'])
-    if not version and ldd_version:
-        version, source = ldd_version, 'ldd'
-
-    libstdcxx = module.params['libstdcxx_path']
-    if libstdcxx:
-        if not os.path.isfile(libstdcxx):
-            module.fail_json(msg='libstdcxx_path %s is not a readable file' % libstdcxx)
-    else:
-        libstdcxx = pick_libstdcxx(
-            _ldconfig_cache(module),
-            sysconfig.get_config_var('MULTIARCH') or '',
-            elf_identity(sys.executable),
-        )
-
-    versions = []
-    if libstdcxx:
-        libstdcxx = os.path.realpath(libstdcxx)
-        try:
-            versions = glibcxx_versions_from_file(libstdcxx)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg='cannot read %s: %s' % (libstdcxx, exc))
-
-    facts = dict(
-        version=version or '',
-        source=source,
-        ldd_line=ldd_line,
-        libstdcxx_path=libstdcxx or '',
-        glibcxx_max=versions[-1] if versions else '',
-        glibcxx_versions=versions,
-    )
+    try:
+        facts = gather(module, module.params['libstdcxx_path'], module.params['ldd'])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
     module.exit_json(changed=False, ansible_facts=dict(primus_glibc=facts))
 
 

@@ -164,78 +164,8 @@ ansible_facts:
           sample: ["rocminfo exited 1: ROCk module is NOT loaded, possibly no GPU devices"]
 '''
 
-import glob
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import (
-    ArchError,
-    arch_forms,
-    can_open_rw,
-    gpus_from_kfd,
-    gpus_from_rocminfo,
-    normalize_arch_list,
-)
-
-
-def _tail(text, lines=5):
-    return ' / '.join(line.strip() for line in (text or '').strip().splitlines()[-lines:] if line.strip())
-
-
-def _find_rocminfo(module):
-    """(path or None, notes). An explicit option that cannot be found fails the module."""
-    wanted = module.params['rocminfo']
-    if wanted:
-        if os.path.sep in wanted:
-            path = os.path.abspath(wanted)
-            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-                module.fail_json(msg='rocminfo %s is not an executable file; fix or unset the rocminfo option '
-                                     '(primus_rocminfo) to detect with rocminfo on PATH and KFD' % wanted)
-            return path, []
-        path = module.get_bin_path(wanted)
-        if not path:
-            module.fail_json(msg='rocminfo command %r is not on PATH; fix or unset the rocminfo option '
-                                 '(primus_rocminfo)' % wanted)
-        return path, []
-    path = module.get_bin_path('rocminfo')
-    if path:
-        return path, []
-    venv = module.params['venv']
-    if venv:
-        candidates = [os.path.join(venv, 'bin', 'rocminfo')]
-        candidates += sorted(glob.glob(os.path.join(venv, 'lib', 'python3*', 'site-packages',
-                                                    '_rocm_sdk_devel', 'bin', 'rocminfo')))
-        for candidate in candidates:
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return candidate, []
-    return None, ['rocminfo not found on PATH%s' % (' nor in the venv %s' % venv if venv else '')]
-
-
-def detect(module):
-    """(archs, source, gpu_count, marketing_names, rocminfo_path, notes) of the node itself."""
-    notes = []
-    rocminfo, found_notes = _find_rocminfo(module)
-    notes.extend(found_notes)
-    if rocminfo:
-        rc, out, err = module.run_command([rocminfo])
-        if rc != 0:
-            notes.append('rocminfo exited %d: %s' % (rc, _tail(err or out)))
-        archs, count, names = gpus_from_rocminfo(out)
-        if archs:
-            return archs, 'rocminfo', count, names, rocminfo, notes
-        if rc == 0:
-            notes.append('rocminfo lists no GPU agent')
-
-    nodes_path = module.params['kfd_nodes_path']
-    if os.path.isdir(nodes_path):
-        archs, count, names, kfd_notes = gpus_from_kfd(nodes_path)
-        notes.extend(kfd_notes)
-        if archs:
-            return archs, 'kfd', count, names, rocminfo or '', notes
-        notes.append('KFD topology %s has no GPU node' % nodes_path)
-    else:
-        notes.append('KFD topology %s does not exist' % nodes_path)
-    return [], 'none', 0, [], rocminfo or '', notes
+from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import GpuFactsError, gather
 
 
 def main():
@@ -250,59 +180,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-
-    override = (module.params['override'] or '').strip()
-    override_archs = []
-    if override:
-        try:
-            override_archs = normalize_arch_list(override)
-        except ArchError as exc:
-            module.fail_json(msg='GPU arch override %r: %s. Fix primus_arch_override (or PYTORCH_ROCM_ARCH), '
-                                 'for example gfx942;gfx950.' % (override, exc))
-        if not override_archs:
-            module.fail_json(msg='GPU arch override %r names no arch; give e.g. gfx942;gfx950, or leave it empty '
-                                 'to detect' % override)
-
-    default_archs = []
-    if module.params['default_archs']:
-        try:
-            default_archs = normalize_arch_list(module.params['default_archs'])
-        except ArchError as exc:
-            module.fail_json(msg='default_archs: %s' % exc)
-
-    detected, detected_source, count, names, rocminfo, notes = detect(module)
-    if override_archs:
-        archs, source = override_archs, 'override'
-    elif detected:
-        archs, source = detected, detected_source
-    elif default_archs:
-        archs, source = default_archs, 'default'
-        module.warn('no GPU detected; defaulting PYTORCH_ROCM_ARCH=%s (override with primus_arch_override '
-                    'or by exporting PYTORCH_ROCM_ARCH)' % arch_forms(archs)[0])
-    else:
-        archs, source = [], 'none'
-    semicolon, csv = arch_forms(archs)
-    kfd_device = module.params['kfd_device']
-    kfd_access, kfd_reason = can_open_rw(kfd_device)
-    kfd_error = '' if kfd_access else '%s: %s' % (kfd_device, kfd_reason)
-    if detected and not kfd_access:
-        module.warn('GPUs found, but this user cannot open %s read-write (%s): building works, but running on the '
-                    'GPUs needs membership of the group that owns it (usually render or video)' % (kfd_device, kfd_reason))
-
-    facts = dict(
-        archs=archs,
-        pytorch_rocm_arch=semicolon,
-        arch_csv=csv,
-        source=source,
-        detected_archs=detected,
-        detected_source=detected_source,
-        gpu_count=count,
-        marketing_names=names,
-        rocminfo_path=rocminfo,
-        kfd_access=kfd_access,
-        kfd_access_error=kfd_error,
-        notes=notes,
-    )
+    try:
+        facts, warnings = gather(module, **module.params)
+    except GpuFactsError as exc:
+        module.fail_json(msg=str(exc))
+    for warning in warnings:
+        module.warn(warning)
     module.exit_json(changed=False, ansible_facts=dict(primus_gpu=facts))
 
 

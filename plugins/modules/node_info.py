@@ -90,6 +90,19 @@ options:
     type: list
     elements: str
     default: []
+  glibc:
+    description: Also read the glibc and libstdc++ facts (RV(glibc)), as M(primus.trainenv.glibc_facts) does.
+    type: bool
+    default: false
+  gpu:
+    description:
+      - Also detect the GPU archs (RV(gpu)) as M(primus.trainenv.gpu_arch_facts) does, with these of its options -
+        C(override), C(rocminfo), C(kfd_nodes_path), C(kfd_device) and C(default_archs); O(venv) is where a rocminfo
+        not on C(PATH) is looked for. Empty means do not detect.
+      - An option that cannot be used (an override that is not an arch list, a rocminfo that cannot be run) is reported
+        in the result's C(problem), not failed on, so that the lock check and preflight run first.
+    type: dict
+    default: {}
 '''
 
 EXAMPLES = r'''
@@ -208,11 +221,12 @@ python:
 interpreters:
   description:
     - For each interpreter of O(interpreters) - C(exists) (something is at that path), C(version) (C(major.minor),
-      empty when it cannot run or prints no version) and C(error) (why, in words that can follow "it", for example
+      empty when it cannot run or prints no version), C(full_version) (C(platform.python_version()), for example
+      C(3.12.1); empty when it does not say) and C(error) (why, in words that can follow "it", for example
       C(cannot be run - it is a directory) or C(ran but printed 'hello' instead of a version, so it is not a Python)).
   returned: always
   type: dict
-  sample: {"/usr/bin/python3.11": {"exists": true, "version": "3.11", "error": ""}}
+  sample: {"/usr/bin/python3.11": {"exists": true, "version": "3.11", "full_version": "3.11.9", "error": ""}}
 environment:
   description:
     - The list variables a command on this node starts with (C(PATH), C(LD_LIBRARY_PATH), C(PIP_CONSTRAINT), C(NLTK_DATA);
@@ -285,6 +299,22 @@ globs:
   returned: always
   type: dict
   sample: {"/home/trainer/envs/primus-env/nltk_data/*/punkt_tab.zip": ["/home/trainer/envs/primus-env/nltk_data/tokenizers/punkt_tab.zip"]}
+glibc:
+  description:
+    - With O(glibc) - the facts M(primus.trainenv.glibc_facts) reports (C(version), C(source), C(ldd_line),
+      C(libstdcxx_path), C(glibcxx_max), C(glibcxx_versions)) and C(problem), empty unless the libstdc++ cannot be read.
+  returned: when O(glibc) is true
+  type: dict
+  sample: {"version": "2.39", "source": "confstr", "glibcxx_max": "3.4.33", "problem": ""}
+gpu:
+  description:
+    - With O(gpu) - the facts M(primus.trainenv.gpu_arch_facts) reports (C(archs), C(pytorch_rocm_arch), C(arch_csv),
+      C(source), C(detected_archs), C(gpu_count), C(marketing_names), C(kfd_access) ...) and C(problem), empty unless an
+      option cannot be used (then the facts are empty). Its warnings (no GPU found, C(/dev/kfd) not usable) are this
+      module's.
+  returned: when O(gpu) is given
+  type: dict
+  sample: {"archs": ["gfx942"], "pytorch_rocm_arch": "gfx942", "source": "rocminfo", "gpu_count": 8, "problem": ""}
 stamps:
   description:
     - Each stage stamp of O(state_dir), by stage - the stamp's fields (C(format), C(stage), C(release), C(key),
@@ -305,11 +335,12 @@ import stat
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, mountinfo, stage_state, venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, glibc, gpu_arch, mountinfo, stage_state, venv_state
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import (
     base_entries_problem, normalise, private_dir_problem, visible, written_dir_problem)
 
 _VERSION_RE = re.compile(r'^(\d+)\.(\d+)$')
+_FULL_VERSION_RE = re.compile(r'^\d+\.\d+\.\d+[0-9A-Za-z.+]*$')
 
 
 def nearest_existing(path):
@@ -396,9 +427,9 @@ def os_error_words(exc, user):
 
 
 def interpreter_version(module, path, user):
-    """{'exists', 'version', 'error'} of one interpreter; never fails the module."""
+    """{'exists', 'version', 'full_version', 'error'} of one interpreter; never fails the module."""
     def cannot(exists, words):
-        return {'exists': exists, 'version': '', 'error': 'cannot be run: ' + words}
+        return {'exists': exists, 'version': '', 'full_version': '', 'error': 'cannot be run: ' + words}
 
     if os.sep not in path:
         found = module.get_bin_path(path)
@@ -422,18 +453,22 @@ def interpreter_version(module, path, user):
     if not os.access(path, os.X_OK):
         return cannot(True, 'it is not executable by user %s (mode %04o)' % (user, stat.S_IMODE(st.st_mode)))
     try:
-        rc, out, err = module.run_command([path, '-c', "import sys; print('%d.%d' % sys.version_info[:2])"],
+        rc, out, err = module.run_command([path, '-c', "import platform, sys; print('%d.%d' % sys.version_info[:2]); "
+                                                 "print(platform.python_version())"],
                                           expand_user_and_vars=False, handle_exceptions=False)
     except (IOError, OSError) as exc:
         return cannot(True, os_error_words(exc, user))
     if rc != 0:
         lines = (err or out or '').strip().splitlines()
         return cannot(True, 'it exits with rc %s: %s' % (rc, visible(lines[-1][:200]) if lines else 'no output'))
-    text = (out or '').strip()
+    lines = (out or '').strip().splitlines()
+    text = lines[0].strip() if lines else ''
     if not _VERSION_RE.match(text):
-        return {'exists': True, 'version': '', 'error': 'ran but printed %s instead of a version, so it is not a Python '
-                'interpreter' % (visible(text[:80]) if text else 'nothing')}
-    return {'exists': True, 'version': text, 'error': ''}
+        text = (out or '').strip()
+        return {'exists': True, 'version': '', 'full_version': '', 'error': 'ran but printed %s instead of a version, so it '
+                'is not a Python interpreter' % (visible(text[:80]) if text else 'nothing')}
+    full = lines[1].strip() if len(lines) > 1 else ''
+    return {'exists': True, 'version': text, 'full_version': full if _FULL_VERSION_RE.match(full) else '', 'error': ''}
 
 
 def look_at_private_dir(path, user, uid):
@@ -548,6 +583,26 @@ def venv_info(module, path, base):
     return obs
 
 
+GPU_OPTIONS = ('override', 'rocminfo', 'kfd_nodes_path', 'kfd_device', 'default_archs')
+
+
+def gpu_facts(module, options, venv):
+    """gpu_arch.gather with the options given (unknown keys are a problem); its warnings become this module's."""
+    unknown = sorted(set(options) - set(GPU_OPTIONS))
+    empty = dict(archs=[], pytorch_rocm_arch='', arch_csv='', source='none', detected_archs=[], detected_source='none',
+                 gpu_count=0, marketing_names=[], rocminfo_path='', kfd_access=False, kfd_access_error='', notes=[])
+    if unknown:
+        return dict(empty, problem='gpu: unknown option(s) %s (known: %s)' % (', '.join(unknown), ', '.join(GPU_OPTIONS)))
+    args = dict((k, v) for k, v in options.items() if v is not None and v != '')
+    try:
+        facts, warnings = gpu_arch.gather(module, venv=venv or None, **args)
+    except gpu_arch.GpuFactsError as exc:
+        return dict(empty, problem=str(exc))
+    for warning in warnings:
+        module.warn(warning)
+    return dict(facts, problem='')
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -560,6 +615,8 @@ def main():
             files=dict(type='list', elements='str', default=[]),
             globs=dict(type='list', elements='str', default=[]),
             written_dirs=dict(type='dict', default={}),
+            glibc=dict(type='bool', default=False),
+            gpu=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
@@ -594,6 +651,14 @@ def main():
         venv = module.params['venv']
         node['venv'] = venv_info(module, os.path.normpath(venv), module.params['path']) if os.path.isabs(venv) else dict(
             path=venv, kind='absent', problem='', debris=[], distributions={})
+    if module.params['glibc']:
+        try:
+            node['glibc'] = dict(glibc.gather(module), problem='')
+        except ValueError as exc:
+            node['glibc'] = dict(version='', source='none', ldd_line='', libstdcxx_path='', glibcxx_max='',
+                                 glibcxx_versions=[], problem=str(exc))
+    if module.params['gpu']:
+        node['gpu'] = gpu_facts(module, module.params['gpu'], module.params['venv'])
     if module.params['state_dir']:
         state_dir = module.params['state_dir']
         node['stamps'] = stage_state.read_stamps(state_dir, os.geteuid()) if os.path.isabs(state_dir) else {}

@@ -135,7 +135,10 @@ def one_run(spec_file):
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     runner = ansible_runner.run(private_data_dir=spec["dir"], ident=spec["ident"], playbook=PLAYBOOK,
                                 project_dir=REPO, inventory=spec["inventory"], cmdline=spec.get("cmdline") or None,
-                                envvars=spec["env"], quiet=True)
+                                envvars=spec["env"], quiet=True,
+                                # Not written to env/ of the shared private data dir: ansible-runner would reuse the
+                                # first run's cmdline file for every later run given none (the default stage list).
+                                suppress_env_files=True)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         try:

@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The three GPU arch detections agree: gpu_arch_facts (the playbook's decision), env.sh's bash
+"""The three GPU arch detections agree: gpu_arch_facts (the playbook's decision, through node_info), env.sh's bash
 block and the modulefile's Tcl block (what a job sees when it sources or loads the environment).
 
 Each is run as it really runs: the module as a module process, env.sh's detection block with

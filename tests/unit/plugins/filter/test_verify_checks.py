@@ -7,7 +7,7 @@ import sys
 
 import yaml
 
-from ansible_collections.primus.trainenv.plugins.filter.checks import check_results
+from ansible_collections.primus.trainenv.plugins.filter.checks import check_processes, check_results, launch_result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
@@ -56,3 +56,30 @@ def test_a_runner_that_cannot_run_fails_every_check_it_was_to_run():
 def test_the_results_of_a_loop_are_still_read():
     loop = [{'item': CHECKS[0], 'rc': 0, 'stdout_lines': ['ok 1'], 'stderr': ''}]
     assert check_results(loop, CHECKS[:1], ['torch']) == [{'name': 'fine', 'stage': 'torch', 'status': 'ok', 'detail': 'ok 1'}]
+
+
+def test_the_same_command_runs_programs_of_their_own_and_each_result_has_the_shape_of_a_command_result(tmpdir):
+    """env.sh in a clean shell and the launch check are argv entries of the one command; a program that cannot be
+    started is that check's failure only (rc 127 and why), not the runner's."""
+    script = tmpdir.join('check.sh')
+    script.write('echo "launch: torch"\necho "launch: mamba_ssm"\nkill -ABRT $$\n')
+    plan = [CHECKS[0], {'name': 'launch', 'argv': ['bash', str(script)]},
+            {'name': 'env_sh', 'argv': ['env', '-i', 'PATH=/usr/bin:/bin', 'bash', '--norc', '-c', 'echo /the/venv']},
+            {'name': 'gone', 'argv': [str(tmpdir.join('no-such-program'))]}]
+    run = run_checks(plan)
+    assert run['rc'] == 0, run
+    got = check_processes(run, ['env_sh', 'launch', 'gone'])
+    assert (got['env_sh']['rc'], got['env_sh']['stdout_lines']) == (0, ['/the/venv'])
+    assert got['launch']['rc'] == -6
+    assert launch_result(got['launch'], [])['detail'].startswith('the process was killed by SIGABRT (exit status -6) '
+                                                                 'while importing mamba_ssm')
+    assert got['gone']['rc'] == 127 and 'no-such-program' in got['gone']['stderr_lines'][-1]
+    # The import checks' verdicts read the same run and ignore the other entries.
+    assert [v['name'] for v in check_results(run, CHECKS[:1], ['torch'])] == ['fine']
+
+
+def test_check_processes_of_a_runner_that_failed():
+    failed = check_processes({'rc': 1, 'stdout': '', 'stderr': 'Traceback\nImportError: no json\n'}, ['env_sh', 'launch'])
+    assert sorted(failed) == ['env_sh', 'launch']
+    assert failed['launch']['rc'] == 1 and failed['launch']['stderr_lines'] == ['the checks could not be run: ImportError: no json']
+    assert check_processes({'rc': 0, 'stdout': '[]'}, ['env_sh'])['env_sh']['stderr'] == 'the checks command did not run it'

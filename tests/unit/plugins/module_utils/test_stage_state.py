@@ -271,6 +271,15 @@ def test_run_stages(run, skip, stages):
     assert run_stages(run, skip) == stages
 
 
+@pytest.mark.parametrize('run, skip, named', [
+    (['all'], [], []), ([], [], []), (['tagged'], [], []), (['te'], [], ['te']), (['all', 'pydeps'], [], ['pydeps']),
+    (['pydeps', 'venv'], ['pydeps'], ['venv']), (['torchrec'], [], ['torchrec']), (['never'], [], []),
+])
+def test_the_stages_named_by_tags(run, skip, named):
+    """A stage asked for by name (pydeps asks the nltk data server again then), not only as a part of all."""
+    assert stage_state.run_plan(ENTRIES, run, skip)['named'] == named
+
+
 @pytest.mark.parametrize('run, check, lock', [
     (['all'], False, True), (['all'], True, False), (['verify'], False, False), (['preflight'], False, False),
     (['te', 'verify'], False, True),

@@ -7,6 +7,7 @@ reading its arguments from a JSON file, against the recorded hosts of tests/worl
 
 import hashlib
 import os
+import platform
 import sys
 
 import pytest
@@ -216,6 +217,35 @@ def test_capacity_of_an_existing_directory(tmpdir):
     assert (result['exists'], result['is_dir'], result['creatable'], result['path']) == (True, True, True, str(tmpdir))
 
 
+def test_node_info_reads_the_glibc_and_gpu_facts_of_the_facts_modules(tmpdir):
+    """preflight's facts in node_info's one round trip: the same facts as glibc_facts and gpu_arch_facts report."""
+    gpu_args = host_args('mi300x', kfd_device=str(tmpdir.join('kfd')), default_archs=['gfx942', 'gfx950'])
+    result = run_module('node_info', dict(path=str(tmpdir), glibc=True, gpu=gpu_args), tmpdir)
+    alone_glibc = run_module('glibc_facts', {}, tmpdir)['ansible_facts']['primus_glibc']
+    assert result['glibc'] == dict(alone_glibc, problem='')
+    alone = run_module('gpu_arch_facts', gpu_args, tmpdir)
+    assert result['gpu'] == dict(alone['ansible_facts']['primus_gpu'], problem='')
+    assert (result['gpu']['archs'], result['gpu']['source'], result['gpu']['gpu_count']) == (['gfx942'], 'rocminfo', 8)
+    assert warnings_of(result) == warnings_of(alone) != []   # /dev/kfd not usable: the same warning
+    plain = run_module('node_info', dict(path=str(tmpdir)), tmpdir)
+    assert 'glibc' not in plain and 'gpu' not in plain
+
+
+def test_node_info_reports_a_gpu_setting_it_cannot_use_without_failing(tmpdir):
+    """The lock check and preflight's checks come first: the problem is reported, preflight stops on it."""
+    result = run_module('node_info', dict(path=str(tmpdir), gpu=host_args('mi300x', override='gfx942;gfx95')), tmpdir)
+    assert 'failed' not in result and result['gpu']['archs'] == []
+    assert "'gfx95'" in result['gpu']['problem'] and 'primus_arch_override' in result['gpu']['problem']
+    result = run_module('node_info', dict(path=str(tmpdir), gpu=dict(rocminfo=str(tmpdir.join('nope', 'rocminfo')))), tmpdir)
+    assert 'primus_rocminfo' in result['gpu']['problem']
+    result = run_module('node_info', dict(path=str(tmpdir), gpu=dict(overide='gfx942')), tmpdir)
+    assert result['gpu']['problem'].startswith('gpu: unknown option(s) overide')
+    result = run_module('node_info', dict(path=str(tmpdir), gpu=kfd_only('cpu-only', default_archs=['gfx950', 'gfx942'])),
+                        tmpdir, env=NO_ROCMINFO)
+    assert (result['gpu']['archs'], result['gpu']['source']) == (['gfx942', 'gfx950'], 'default')
+    assert any(w.startswith('no GPU detected; defaulting PYTORCH_ROCM_ARCH=gfx942;gfx950') for w in warnings_of(result))
+
+
 def test_node_info_reports_a_relative_or_empty_path_without_failing(tmpdir):
     result = run_module('node_info', dict(path='envs/primus'), tmpdir)
     assert 'failed' not in result
@@ -232,10 +262,11 @@ def test_node_info_asks_interpreters_for_their_version(tmpdir):
     missing = str(tmpdir.join('venv', 'bin', 'python'))
     result = run_module('node_info', dict(path=str(tmpdir), interpreters=[sys.executable, str(broken), missing, '']), tmpdir)
     have = result['interpreters']
-    assert have[sys.executable] == {'exists': True, 'version': '%d.%d' % sys.version_info[:2], 'error': ''}
+    assert have[sys.executable] == {'exists': True, 'version': '%d.%d' % sys.version_info[:2],
+                                    'full_version': platform.python_version(), 'error': ''}
     assert have[str(broken)]['version'] == ''
     assert "it exits with rc 127: 'error while loading shared libraries'" in have[str(broken)]['error']
-    assert have[missing] == {'exists': False, 'version': '', 'error': 'cannot be run: it does not exist'}
+    assert have[missing] == {'exists': False, 'version': '', 'full_version': '', 'error': 'cannot be run: it does not exist'}
     assert '' not in have
 
 
