@@ -129,7 +129,7 @@ def test_a_key_made_again_replaces_the_wheel_an_earlier_run_put_there(store, rel
         os.unlink(entry / name)
     put(store, "torchtune", KEY_A, "torchtune-0.6.1-1-py3-none-any.whl", b"rebuilt")
     assert wheelhouse.main(["--pins", release, "--dest", str(dest), "--store", str(store)]) == 0
-    assert sorted(os.listdir(dest / "store" / "torchtune" / KEY_A)) == ["torchtune-0.6.1-1-py3-none-any.whl",
-                                                                       "torchtune-0.6.1-1-py3-none-any.whl.sha256"]
+    wheel = "torchtune-0.6.1-1-py3-none-any.whl"
+    assert sorted(os.listdir(dest / "store" / "torchtune" / KEY_A)) == [wheel, wheel + ".sha256"]
     stored = json.loads((dest / "wheelhouse.json").read_text())["store"]
-    assert sorted(k for k in stored if "/torchtune/" in k) == ["store/torchtune/%s/torchtune-0.6.1-1-py3-none-any.whl" % KEY_A]
+    assert sorted(k for k in stored if "/torchtune/" in k) == ["store/torchtune/%s/%s" % (KEY_A, wheel)]
