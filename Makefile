@@ -57,7 +57,7 @@ TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:fun
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
-	@echo "make wheelhouse   an offline wheelhouse of a release (WHEELHOUSE=dir, WHEELHOUSE_PINS=pins file)"
+	@echo "make wheelhouse   an offline wheelhouse of a release (WHEELHOUSE=dir, WHEELHOUSE_PINS=pins file, WHEELHOUSE_STORE=wheel store)"
 	@echo "make test-offline the release lock, index probe, re-lock helper and site mirror tests alone"
 	@echo "make test-faults  the fault matrix alone: kill -9 at every stage kind, 503s, a remote down, a full disk, racing runs"
 	@echo "make molecule     molecule test (scenarios default and fleet: the world, unprivileged targets, converge, idempotence, verify)"
@@ -167,8 +167,10 @@ test-faults: $(VENV)/.test $(VENV310)/.controller
 # remote; needs the release's lock beside its pins file.
 WHEELHOUSE ?= $(CURDIR)/wheelhouse
 WHEELHOUSE_PINS ?= roles/primus/vars/releases/v26.5.yml
+# A wheel store (primus_wheel_store) whose built wheels go into <WHEELHOUSE>/store; empty: none.
+WHEELHOUSE_STORE ?=
 wheelhouse: $(VENV)/.controller
-	$(PYTHON) tools/wheelhouse.py --pins $(WHEELHOUSE_PINS) --dest $(WHEELHOUSE)
+	$(PYTHON) tools/wheelhouse.py --pins $(WHEELHOUSE_PINS) --dest $(WHEELHOUSE)$(if $(WHEELHOUSE_STORE), --store $(WHEELHOUSE_STORE))
 
 # molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
 # tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).

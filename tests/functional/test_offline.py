@@ -4,9 +4,13 @@ module's own.
 1. The world is served a second time, on another port, as the site's "mirror" of every index and git remote; the
    mapping (primus_mirrors) is set and the original server stopped, and a listener on the original's port counts
    every connection: the converge succeeds and the listener counts nothing. The run records pip's plans.
+   Its source builds go into a wheel store (primus_wheel_store), as a fleet's would.
 2. From those plans, the lock (tools/release_lock.py) and a wheelhouse (tools/wheelhouse.py: PEP 503 indexes and git
-   bundles) are made; then the mirror is stopped too, with listeners on both ports: a converge of an empty base with
-   primus_wheelhouse alone succeeds, the source stages included, and no connection reaches either port.
+   bundles, and with --store the wheel store's built wheels) are made; then the mirror is stopped too, with listeners
+   on both ports: a converge of an empty base with primus_wheelhouse alone succeeds, the source stages built from the
+   bundles, and no connection reaches either port.
+3. A converge of another empty base with the wheelhouse's store (primus_wheel_store=<wheelhouse>/store) compiles
+   nothing: the world's build records of its packages are those of the mirrored converge's compiles.
 
 The stage list is the widest this suite affords in a few minutes: the venv and torch stages (PyPI and ROCm indexes);
 flash_attn and grouped_gemm cloned with their submodules, whose .gitmodules name the original remote; grouped_gemm's
@@ -15,6 +19,7 @@ index). The TE index is used by TE wheel mode only, which needs glibc 2.38: not 
 import contextlib
 import glob
 import io
+import json
 import os
 import shutil
 import socket
@@ -32,6 +37,7 @@ from world.lib import server  # noqa: E402
 
 pytestmark = pytest.mark.functional
 STAGES = "venv,torch,flash_attn,torchtune,grouped_gemm"
+SOURCE_STAGES = ("flash_attn", "torchtune", "grouped_gemm")
 GIT_PATHS = ("/git/flash-attention.git/", "/git/composable_kernel.git/", "/git/torchtune.git/", "/git/grouped_gemm.git/",
              "/git/cutlass.git/")
 
@@ -73,8 +79,9 @@ def own_world(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def mirrored(own_world, playbook, target):
-    """The converge through the mirror, the original stopped; the mirror stays up until a test calls stop()."""
+def mirrored(own_world, playbook, target, tmp_path_factory):
+    """The converge through the mirror, the original stopped; the mirror stays up until a test calls stop(). Its source
+    builds go into a wheel store on the controller (this machine's test user), as a fleet's would."""
     log = io.StringIO()
     original = own_world["base_url"]
     stack = contextlib.ExitStack()
@@ -86,13 +93,15 @@ def mirrored(own_world, playbook, target):
                    "git": {original + "/git/": mirror + "/git/"}}
         base = target.base("mirrors")
         record = base + "-plans.jsonl"
+        store = str(tmp_path_factory.mktemp("offline") / "wheel-store")
         try:
             run = playbook(STAGES, base, extra={"primus_release_file": own_world["pins"], "primus_mirrors": mirrors,
-                                                "primus_cache_dir": base + "-cache", "primus_lock_record": record})
+                                                "primus_cache_dir": base + "-cache", "primus_lock_record": record,
+                                                "primus_wheel_store": store, "primus_wheel_store_enabled": True})
         finally:
             sentinel.close()
         yield {"run": run, "base": base, "record": record, "mirror": mirror, "mirrors": mirrors, "log": log,
-               "original_hits": sentinel.count, "stop": stack.close}
+               "original_hits": sentinel.count, "stop": stack.close, "store": store}
     finally:
         stack.close()
 
@@ -107,7 +116,10 @@ def test_a_converge_through_mirrors_never_reaches_the_original(mirrored):
         assert path in requests, "the mirror served no %s" % path
 
 
-def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(mirrored, own_world, playbook, target):
+@pytest.fixture(scope="module")
+def offline(mirrored, own_world, target):
+    """The lock and the wheelhouse (with the wheels the mirrored converge stored) made from the mirror; then the mirror
+    is stopped too: from here on nothing serves the world."""
     assert mirrored["run"].rc == 0, "the mirrored converge failed"
     work = os.path.join(target.home, "wheelhouse-test-%d" % os.getpid())
     os.makedirs(work, exist_ok=True)
@@ -122,29 +134,82 @@ def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(mirrored, ow
     (git_prefix, git_mirror), = mirrored["mirrors"]["git"].items()
     start = time.monotonic()
     proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "wheelhouse.py"), "--pins", pins,
-                           "--dest", wheelhouse, "--git", "%s=%s" % (git_prefix, git_mirror)] + index_args,
-                          capture_output=True, text=True, check=False)
+                           "--dest", wheelhouse, "--git", "%s=%s" % (git_prefix, git_mirror), "--store", mirrored["store"]]
+                          + index_args, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    record_timing("the wheelhouse of %s made from the mirror" % STAGES, time.monotonic() - start)
+    record_timing("the wheelhouse of %s made from the mirror and the wheel store" % STAGES, time.monotonic() - start)
     subprocess.run(["chmod", "-R", "a+rX", work], check=True)
     mirror_port = int(mirrored["mirror"].rsplit(":", 1)[1])
     mirrored["stop"]()   # from here on nothing serves the world
-    sentinels = [Sentinel(own_world["port"]), Sentinel(mirror_port)]
-    base = target.base("wheelhouse")
+    yield {"pins": pins, "wheelhouse": wheelhouse, "ports": (own_world["port"], mirror_port), "output": proc.stdout}
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def converge_offline(playbook, target, offline, name, **extra):
+    """A converge of a fresh empty base from the wheelhouse, with listeners on the world's and the mirror's ports:
+    (run, base, connections counted on each port)."""
+    sentinels = [Sentinel(port) for port in offline["ports"]]
+    base = target.base(name)
     try:
-        run = playbook(STAGES, base, extra={"primus_release_file": pins, "primus_wheelhouse": wheelhouse,
-                                            "primus_cache_dir": base + "-cache"})
+        run = playbook(STAGES, base, extra=dict({"primus_release_file": offline["pins"], "primus_wheelhouse": offline["wheelhouse"],
+                                                 "primus_cache_dir": base + "-cache"}, **extra))
     finally:
         for sentinel in sentinels:
             sentinel.close()
+    return run, base, [s.count for s in sentinels]
+
+
+def build_ids(base):
+    """{component: build id} of the world's build records the venv's packages carry (a fresh id per compile)."""
+    site = os.path.join(base, "venv", "lib", "python3.12", "site-packages")
+    records = [json.load(open(p)) for p in glob.glob(os.path.join(site, "*", "world_build.json"))]
+    return dict((r["component"], r["build"]["id"]) for r in records if "build" in r)
+
+
+def built(base, stage):
+    with open(os.path.join(base, "state", "%s.json" % stage)) as handle:
+        return json.load(handle)["outputs"]["built"]
+
+
+@pytest.fixture(scope="module")
+def from_bundles(offline, playbook, target):
+    """The source stages built from the wheelhouse's git bundles (no wheel store)."""
+    run, base, hits = converge_offline(playbook, target, offline, "wheelhouse")
     record_timing("%s on an empty base from the wheelhouse alone (unprivileged, SSH)" % STAGES, run.seconds)
-    shutil.rmtree(work, ignore_errors=True)
+    return run, base, hits
+
+
+def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(from_bundles):
+    run, base, hits = from_bundles
     assert run.rc == 0, run
-    assert [s.count for s in sentinels] == [0, 0], "connections reached the world's or the mirror's port"
+    assert hits == [0, 0], "connections reached the world's or the mirror's port"
     logs = "".join(open(p, errors="replace").read() for p in glob.glob(os.path.join(base, "logs", "*.log")))
     assert "--require-hashes" in logs
-    for stage in ("flash_attn", "torchtune", "grouped_gemm"):
-        assert os.path.exists(os.path.join(base, "state", "%s.json" % stage)), stage
+    for stage in SOURCE_STAGES:
+        assert built(base, stage) is True, stage
+
+
+def test_with_the_wheelhouse_store_another_empty_base_compiles_nothing(from_bundles, mirrored, offline, playbook, target):
+    """The wheels the mirrored converge built, carried by the wheelhouse (--store): an air-gapped node installs them."""
+    assert from_bundles[0].rc == 0, from_bundles[0]
+    store = os.path.join(offline["wheelhouse"], "store")
+    listed = json.load(open(os.path.join(offline["wheelhouse"], "wheelhouse.json")))["store"]
+    assert sorted(rel.split("/")[1] for rel in listed) == sorted(SOURCE_STAGES), listed
+    assert "%d built wheels" % len(SOURCE_STAGES) in offline["output"], offline["output"]
+    run, base, hits = converge_offline(playbook, target, offline, "wheelhouse-store",
+                                       primus_wheel_store=store, primus_wheel_store_enabled=True)
+    record_timing("%s on an empty base from the wheelhouse and its store (unprivileged, SSH)" % STAGES, run.seconds)
+    assert run.rc == 0, run
+    assert hits == [0, 0], "connections reached the world's or the mirror's port"
+    # Counted from the world's build records: each component's wheel is the one the mirrored converge compiled (the
+    # converge from the bundles compiled its own, with other ids), and the stamps say nothing was built here.
+    ids, mirrored_ids, bundle_ids = build_ids(base), build_ids(mirrored["base"]), build_ids(from_bundles[1])
+    for stage in SOURCE_STAGES:
+        assert ids[stage] == mirrored_ids[stage] != bundle_ids[stage], (stage, ids, mirrored_ids, bundle_ids)
+        assert built(base, stage) is False, stage
+    taken = [r for r in run.results if "Show where the wheel of this build key comes from" in r["task"]]
+    assert len(taken) == len(SOURCE_STAGES) and all("installed from the wheel store, not built" in r["result"]["msg"]
+                                                    for r in taken), taken
 
 
 def test_a_mirror_url_with_credentials_is_refused_and_redacted(playbook, target, world):
