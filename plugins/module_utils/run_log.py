@@ -89,9 +89,8 @@ def open_log(path, run_id=None, keep=DEFAULT_KEEP):
     return handle
 
 
-
 def open_for_module(module, path, keep=DEFAULT_KEEP):
-    """A module's log_path opened as open_log does for this run (PRIMUS_TRAINENV_RUN_ID); None without a path, or
+    """A module's log_path opened as open_log does for this run (its id in PRIMUS_TRAINENV_RUN); None without a path, or
     when it cannot be opened, which the module warns about (a log is never a reason to fail the task)."""
     if not path:
         return None
@@ -100,6 +99,7 @@ def open_for_module(module, path, keep=DEFAULT_KEEP):
     except (IOError, OSError) as exc:
         module.warn('cannot append to log_path %s: %s' % (path, exc))
         return None
+
 
 def last_line(path, limit=65536):
     """(size, the last non-empty line of the file) - what a progress line shows of a running build."""

@@ -19,7 +19,7 @@ description:
   - A missing O(dest) is cloned (C(git clone --no-checkout), then C(git checkout --force) of the commit). An existing
     checkout gets its C(origin) set to O(repo), the commit fetched when it does not have it, and a forced checkout of
     the commit when HEAD is elsewhere or a tracked file of the checkout was edited (edits to tracked files are reset,
-    untracked files stay: a build's products, aiter's JIT builds, Megatron's helpers_cpp). Submodules are synced and
+    untracked files stay, such as a build's products, aiter's JIT builds, Megatron's helpers_cpp). Submodules are synced and
     updated (C(git submodule update --init --recursive --force)) when HEAD moved or one is not at the commit's
     version.
   - A checkout already at the commit, unedited, with its submodules in place runs nothing but local reads

@@ -130,7 +130,7 @@ def processes_with(text):
 def kill_9(running, run_id, uid):
     """kill -9 of the run: the controller's process group, then every process on the node carrying its run id."""
     os.killpg(running.proc.pid, signal.SIGKILL)
-    for _ in range(200):
+    for _attempt in range(200):
         left = base_lock.run_processes(run_id, uid=uid)
         if not left:
             break

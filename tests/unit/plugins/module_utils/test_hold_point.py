@@ -24,7 +24,7 @@ def test_a_matching_hold_stops_the_write_before_its_rename_until_released(tmp_pa
     writer = threading.Thread(target=modes.write_atomic, args=(str(target), b"{}", 0o644))
     writer.start()
     at = holds / "write:*.json.at"
-    for _ in range(2000):
+    for _attempt in range(2000):
         if at.exists():
             break
         writer.join(0.01)

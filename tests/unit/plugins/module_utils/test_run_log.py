@@ -44,7 +44,6 @@ def test_a_log_without_a_run_header_is_kept_and_without_a_run_id_nothing_rotates
     assert not os.path.exists(log + ".2")
 
 
-
 class Module(object):
     """What open_for_module uses of an AnsibleModule: warn."""
 
@@ -68,6 +67,7 @@ def test_a_module_log_that_cannot_be_opened_is_a_warning_not_a_failure(tmp_path,
     with open(log) as handle:
         assert handle.read() == "### primus.trainenv run run1\nline\n"
     assert len(module.warnings) == 1
+
 
 def test_the_stream_hands_over_lines_as_they_come(tmp_path):
     """Order, not a duration: the command waits after its first line until the callback has seen that line (the

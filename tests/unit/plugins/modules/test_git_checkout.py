@@ -102,7 +102,6 @@ def test_a_kept_checkout_moves_to_another_commit_resetting_edits_and_keeping_unt
     assert back['actions'] == ['submodules'] and read(os.path.join(dest, 'third_party', 'sub', 'sub.txt')) == 'sub\n'
 
 
-
 def test_an_edit_at_the_commit_is_reset_and_untracked_files_in_the_tree_and_its_submodule_stay(tmpdir, remotes):
     dest = str(tmpdir.join('work', 'src'))
     assert checkout(tmpdir, remotes, remotes['second'])['_rc'] == 0
