@@ -8,6 +8,8 @@ from harness import (  # noqa: F401
     trixie_target, world)
 
 
+# tryfirst: pytest-xdist's own hook (which turns the marker into the test's group) must see the marks added here.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """`--dist loadgroup` (make functional): a test file runs whole in one worker (its module-scoped base stays in one
     process), unless its tests name their own groups (test_faults.py: the points sharing one base per group), which
