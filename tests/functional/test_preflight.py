@@ -154,6 +154,8 @@ def fleet(tmp_path_factory, callback_dir):
     for name, host_vars in hosts.items():
         host_vars = dict(host_vars)
         host_vars.setdefault("primus_base", str(root / name / "envs" / "primus-env"))
+        # The free-space check is the free-space host's case: the others pass it on any disk this runs on.
+        host_vars.setdefault("primus_min_free_gib", 1)
         bases[name] = host_vars["primus_base"]
         host_vars.update(ansible_connection="local", ansible_python_interpreter=sys.executable)
         inventory_hosts[name] = host_vars
