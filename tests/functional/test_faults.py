@@ -30,7 +30,7 @@ import time
 
 import pytest
 
-from harness import REPO, record_timing
+from harness import REPO, processes_with, record_timing
 from pipkit import ansible_dir, installed, run, template_venv, venv  # noqa: F401  (fixtures)
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
@@ -112,19 +112,6 @@ def run_id_of(base):
             return json.load(handle)["run_id"]
     except (OSError, ValueError, KeyError):
         return None
-
-
-def processes_with(text):
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if text in cmdline and int(entry) != os.getpid():
-            found.append(int(entry))
-    return found
 
 
 def kill_9(running, run_id, uid):

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from harness import REPO, record_timing, tree_state
+from harness import REPO, processes_with, record_timing, tree_state
 from harness import installed as venv_installed
 
 sys.path.insert(0, os.path.join(REPO, ".collections"))
@@ -293,22 +293,6 @@ def test_a_lock_from_another_host_is_reported_never_taken(playbook, target, seed
 
 
 # --------------------------------------------------------------------------- interrupted and foreign venvs
-
-def processes_with(text):
-    """pids of processes (any user) whose command line holds text."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if text in cmdline and int(entry) != os.getpid():
-            found.append(int(entry))
-    return found
-
 
 def test_kill_9_while_the_venv_is_created_then_a_rerun_converges(playbook, target):
     base = target.base("killed")
