@@ -3,7 +3,12 @@ one base converged with --tags venv,torch,primus,aiter,turbo and run again.
 
 Before the first run the target user has a seed-style workspace clone (`git clone --recurse-submodules`
 of Primus's default branch: Megatron bumped and the Automodel submodule the pin does not have), a
-~/.cache/Primus at the pin, and a checkout of their own holding a stale helpers_cpp that cannot load."""
+checkout at the pin given with ~ (as primus-cli's ~/.cache/Primus is), and a checkout of their own holding a stale
+helpers_cpp that cannot load.
+
+The ~ checkout is not ~/.cache/Primus itself: the default primus_megatron_checkouts of every other scenario that runs
+the primus stage as the same user names ~/.cache/Primus, and a run beside this one built helpers_cpp there first (its
+status was then "current", not "built")."""
 import collections
 import json
 import os
@@ -44,9 +49,10 @@ def converged(playbook, target, world):
     primus = world["repos"]["Primus"]
     base = target.base("repos")
     workspace = os.path.join(base, "workspace", "Primus")
-    cache_checkout = os.path.join(target.home, ".cache", "Primus")
+    tilde = "~/cache-%s/Primus" % os.path.basename(base)
+    cache_checkout = os.path.join(target.home, tilde[2:])
     user_checkout = os.path.join(target.home, "src-%s" % os.path.basename(base), "Primus")
-    assert not os.path.exists(cache_checkout), "the target user's ~/.cache/Primus is left from elsewhere"
+    assert not os.path.exists(cache_checkout), cache_checkout
     # The seed's clone: the default branch's submodules, then the pin checked out over them.
     git(target, "clone", "-q", "--recurse-submodules", primus["url"], workspace)
     git(target, "-C", workspace, "checkout", "-q", primus["commits"]["pinned"])
@@ -61,16 +67,16 @@ def converged(playbook, target, world):
     assert target.run(["sh", "-c", 'printf "not an ELF" > "$1"', "sh", stale]).returncode == 0
     try:
         first = playbook(STAGES, base, extra={"primus_megatron_checkouts": [
-            workspace, "~/.cache/Primus", user_checkout]})
+            workspace, tilde, user_checkout]})
         assert first.rc == 0, first
         record_timing("venv,torch,primus,aiter,turbo on an empty base (unprivileged, SSH)", first.seconds)
         after_first = installed(target, base)
         second = playbook(STAGES, base, extra={"primus_megatron_checkouts": [
-            workspace, "~/.cache/Primus", user_checkout]})
+            workspace, tilde, user_checkout]})
         assert second.rc == 0, second
         yield Converged(base, user_checkout, cache_checkout, first, second, dict(path=stale, after_first=after_first))
     finally:
-        shutil.rmtree(cache_checkout, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(cache_checkout), ignore_errors=True)
         shutil.rmtree(os.path.dirname(user_checkout), ignore_errors=True)
 
 
