@@ -11,15 +11,21 @@ the system interpreter's suffix (or to none) and a 3.12 venv never imports it (P
 The module passes ``LIBEXT=<EXT_SUFFIX of the venv's python>`` instead. A stale extension under
 that name (a root-owned build bind-mounted from another OS) is removed first; removing a file
 needs write and search permission on its directory, and in a sticky directory ownership of the
-file or of the directory. Python 3.8+, standard library only.
+file or of the directory. Two runs of the same user (two bases, each with its own lock) can build in one checkout
+(~/.cache/Primus is in every base's default list) and make writes the extension in place: each run holds an
+exclusive flock on the datasets directories from its look at them to its load test (lock_directories). Python 3.8+,
+standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import errno
+import fcntl
 import os
 import re
 import stat
+import time
 
 DATASETS = os.path.join('third_party', 'Megatron-LM', 'megatron', 'core', 'datasets')
 LIBNAME = 'helpers_cpp'
@@ -118,3 +124,35 @@ def blocked_message(kind, checkout, directory, path, user, dir_owner, file_owner
     return ('%s must be replaced before helpers_cpp can be built, but %s cannot remove it: %s. The file is owned by '
             '%s. Fix: remove it as %s (rm %s), or have an administrator run sudo rm %s, or leave %s out of '
             'checkouts.' % (path, user, why, file_owner, file_owner, path, path, checkout))
+
+
+def lock_directories(directories, timeout, on_wait=None, clock=time.monotonic, sleep=time.sleep):
+    """Take an exclusive flock on each directory that exists, in sorted order (two runs never hold one each and wait
+    for the other's), waiting up to `timeout` seconds for one another process holds; on_wait(directory) is called
+    once when a wait starts. Returns (descriptors, busy): the open descriptors holding the locks (closing them, or
+    the process ending, releases them) and None, or the descriptors taken so far and the directory still held after
+    the timeout. A filesystem without flock on directories is not locked (a local build directory always is)."""
+    held = []
+    for directory in sorted(set(directories)):
+        try:
+            fd = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+        except OSError:
+            continue
+        deadline, waiting = clock() + timeout, False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held.append(fd)
+                break
+            except (IOError, OSError) as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    break
+            if clock() >= deadline:
+                os.close(fd)
+                return held, directory
+            if not waiting and on_wait is not None:
+                on_wait(directory)
+            waiting = True
+            sleep(0.2)
+    return held, None

@@ -28,6 +28,10 @@ description:
     whose directory cannot be written fails the task naming the file, its owner and the fix, and nothing is built.
   - After the build the file is loaded with O(python) through C(importlib.util.spec_from_file_location) and
     C(exec_module); a failure reports C(helpers_cpp built but will not load in <dir>) with the error line.
+  - Two runs of one user can build in the same checkout at once (C(~/.cache/Primus) is in every base's default list),
+    and C(make) writes the extension in place. The module holds an exclusive C(flock) on each datasets directory
+    from its first look to its load test; a run that finds one held waits for it (up to 600 seconds, then fails
+    naming the directory). Not in check mode.
 author:
   - primus.trainenv developers (@primus-trainenv)
 attributes:
@@ -107,6 +111,9 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import hold_point, make_dirs, restrict_umask
+
+# Seconds a run waits for another run of this user that builds in the same checkout (a build takes seconds).
+LOCK_TIMEOUT = 600
 
 
 def user_name(uid):
@@ -255,6 +262,13 @@ def main():
         module.fail_json(msg='python %s does not exist: helpers_cpp is built with the venv python; create the venv '
                              'first (tag venv)' % python)
 
+    if not module.check_mode:
+        # Held until the module exits: another run of this user building in the same checkouts waits here.
+        locks = mh.lock_directories([mh.datasets_dir(c) for c in checkouts], LOCK_TIMEOUT, on_wait=lambda d: builder.log(
+            'waiting for another run that builds helpers_cpp in %s (up to %d s)' % (d, LOCK_TIMEOUT)))
+        if locks[1]:
+            module.fail_json(msg='another run has held %s for more than %d s (an exclusive flock: it builds '
+                                 'helpers_cpp there); let it finish, then run again' % (locks[1], LOCK_TIMEOUT))
     entries, problems = [], []
     for checkout in checkouts:
         entry, problem = builder.plan(checkout, name)

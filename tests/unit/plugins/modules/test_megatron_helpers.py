@@ -346,3 +346,28 @@ def test_suffix_and_checkout_rules(tmpdir):
                                 str(tmpdir.join('gone'))]) == [str(tmpdir.join('Primus')), str(tmpdir.join('gone'))]
     assert mh.build_error_line('\x1b[01m\x1b[Khelpers.cpp:3:1:\x1b[m\x1b[K \x1b[01;31merror: \x1b[mexpected\nmake: *** Error 1\n') \
         == 'helpers.cpp:3:1: error: expected'
+
+
+def test_a_run_waits_for_another_that_builds_in_the_same_checkout(venv, tmpdir):
+    """The other run holds the datasets directory's flock (as this module does while it builds): this one waits
+    until it is released, then finds its build current or builds (never while the other writes the file)."""
+    python, ext = venv
+    primus, datasets = checkout(tmpdir)
+    code = ("import fcntl, os, sys, time\n"
+            "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(float(sys.argv[2]))\n")
+    other = subprocess.Popen([sys.executable, '-c', code, datasets, '3'], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == 'held'
+        log = tmpdir.join('primus.log')
+        result = run_module('megatron_helpers', dict(checkouts=[primus], python=python, log_path=str(log)), tmpdir,
+                            check_mode=False)
+        # the module returned only after the other run let go of the directory
+        assert other.poll() is not None
+    finally:
+        other.kill()
+        other.wait()
+    assert result['checkouts'][0]['status'] == 'built', result
+    assert 'waiting for another run that builds helpers_cpp in %s (up to 600 s)' % datasets in log.read()
