@@ -13,8 +13,10 @@ converge installed from an index - the whole resolved set, dependencies and file
     python3 tools/release_lock.py --pins roles/primus/vars/releases/v26.5.yml --record plans.jsonl
     # writes roles/primus/vars/releases/v26.5.lock.json
 
-Files built on the node (source builds, sdist builds) and VCS items are not index files: they are
-locked by the pins' commits and are listed as skipped. A planned file that no index lists, or lists
+Wheels built on the node (from the source stages' checkouts and from sdists) and VCS items are not index files:
+they are listed as skipped (the checkouts are locked by the pins' commits). The sdist a wheel is built from is an
+index file and is locked like the others (pip_constrained records it before the build). A git requirement (a git+
+URL of a requirements file) is listed under "vcs" with the commit pip checked out, for the wheelhouse's bundles. A planned file that no index lists, or lists
 with another hash than pip saw, is an error (exit 1), named.
 """
 import argparse
@@ -129,11 +131,16 @@ def make_lock(pins, items, workers=WORKERS, timeout=TIMEOUT):
         for entry, size in zip(entries, pool.map(lambda e: head_size(e["url"], timeout), entries)):
             entry["size"] = size
     entries.sort(key=lambda e: (e["index"], normalize_name(e["name"]), e["filename"]))
+    # VCS requirements (a git+ URL in Primus's requirements.txt): not files, but the wheelhouse bundles them.
+    vcs = sorted(dict(((i["repo"], i["commit"]), {"name": i["name"], "version": i["version"], "vcs": i["vcs"],
+                                                   "url": i["repo"], "commit": i["commit"]})
+                      for i in items if i.get("kind") == "direct" and i.get("vcs") == "git" and i.get("repo")).values(),
+                 key=lambda v: (v["url"], v["commit"]))
     lock = {"lock_version": release_lock.LOCK_VERSION, "release": pins.get("release", ""),
             "python_version": str(pins.get("python_version", "")),
             "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "indexes": dict((k, redact_url(v)) for k, v in sorted(indexes.items())),
-            "files": entries}
+            "files": entries, "vcs": vcs}
     return lock, skipped, problems
 
 

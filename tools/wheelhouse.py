@@ -10,8 +10,10 @@ Layout (README "Air-gapped clusters"):
 
     <dest>/<index>/files/<file>                   every file of the lock (<pins>.lock.json), sha256-verified
     <dest>/<index>/simple/<project>/index.html    PEP 503 pages linking them with #sha256=
-    <dest>/git/<host[:port]>/<path of the URL>    a git bundle of each remote of the pins' sources and of every
-                                                  submodule of their commits (recursively), all refs
+    <dest>/git/<host[:port]>/<path of the URL>    a git bundle of each remote of the pins' sources, of each git
+                                                  requirement of the lock ("vcs": a git+ URL of Primus's
+                                                  requirements.txt) and of every submodule of their commits
+                                                  (recursively), all refs
     <dest>/store/<component>/<key id>/<file>.whl  with --store: the built wheels of the source stages, in the
     <dest>/store/<component>/<key id>/<file>.whl.sha256   fleet's wheel store layout (README "Fleets")
     <dest>/wheelhouse.json                        what was put there, with each file's sha256
@@ -150,8 +152,9 @@ def submodules(mirror, commit):
     return out
 
 
-def bundle_sources(pins, dest, git_prefixes):
-    """A bundle of every source remote and, recursively, of the submodules of the commits used."""
+def bundle_sources(pins, dest, git_prefixes, vcs=()):
+    """A bundle of every source remote and of every git requirement of the lock (vcs), and, recursively, of the
+    submodules of the commits used."""
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
     if git_prefixes:
         env["GIT_CONFIG_COUNT"] = str(len(git_prefixes))
@@ -159,6 +162,7 @@ def bundle_sources(pins, dest, git_prefixes):
             env["GIT_CONFIG_KEY_%d" % n] = "url.%s.insteadOf" % mirror
             env["GIT_CONFIG_VALUE_%d" % n] = prefix
     todo = [(s["repo"], s["ref"]) for s in (pins.get("sources") or {}).values()]
+    todo += [(v["url"], v["commit"]) for v in vcs]
     done, bundles = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         while todo:
@@ -301,7 +305,7 @@ def main(argv=None):
     with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(lambda e: fetch_file(e, dest, indexes), lock["files"]))
     write_pages(dest, lock)
-    bundles = bundle_sources(pins, dest, git_prefixes)
+    bundles = bundle_sources(pins, dest, git_prefixes, lock.get("vcs") or [])
     # the wheels an earlier --store added stay (and stay listed); an entry of this store replaces its key's
     copied = copy_store(store, stored, dest)
     store_files = dict(previous_store(dest), **copied)

@@ -39,6 +39,9 @@ from ansible_collections.primus.trainenv.plugins.module_utils.common import file
 
 LOCK_VERSION = 1
 SHA256 = re.compile(r'^[0-9a-f]{64}$')
+COMMIT = re.compile(r'^[0-9a-f]{40}$')
+# A VCS requirement's repository (pip's download_info url, without the git+ prefix): no option, no whitespace.
+VCS_URL = re.compile(r'^(https?|ssh|file)://[^\s]+$')
 # The nightly's date in a version (rocm7.15.0a20260720, 10.0.0a20260801): what a missing file is listed by.
 NIGHTLY = re.compile(r'a(20\d{2})(\d{2})(\d{2})')
 FIELDS = ('filename', 'name', 'version', 'index', 'url', 'size', 'sha256')
@@ -49,7 +52,7 @@ class LockError(ValueError):
 
 
 def load(text, where='the lock'):
-    """The lock of a JSON text, checked: {'release', 'files': [...]}."""
+    """The lock of a JSON text, checked: {'release', 'files': [...], 'vcs': [...] (optional)}."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -60,6 +63,11 @@ def load(text, where='the lock'):
     for n, entry in enumerate(data['files']):
         if not isinstance(entry, dict) or any(k not in entry for k in FIELDS) or not SHA256.match(str(entry['sha256'])):
             raise LockError('%s: files[%d] needs %s with a sha256 of 64 hex digits' % (where, n, ', '.join(FIELDS)))
+    for n, entry in enumerate(data.get('vcs') or []):
+        if (not isinstance(entry, dict) or entry.get('vcs') != 'git' or not VCS_URL.match(str(entry.get('url', '')))
+                or not COMMIT.match(str(entry.get('commit', '')))):
+            raise LockError('%s: vcs[%d] needs vcs git, an http(s), ssh or file url and a commit of 40 hex digits'
+                            % (where, n))
     return data
 
 
@@ -90,7 +98,8 @@ def report_items(report):
     """Each install entry of a pip report (format 1) as {name, version, url, sha256, kind}.
 
     kind: index (a file of an index), file (a local archive), direct (a VCS checkout, a directory or a
-    remote URL named directly: not lockable by file name)."""
+    remote URL named directly: not lockable by file name). A VCS checkout also has vcs (git, ...), commit and
+    repo (the repository's URL): the wheelhouse bundles that repository."""
     out = []
     for entry in report.get('install') or []:
         meta = entry.get('metadata') or {}
@@ -107,9 +116,25 @@ def report_items(report):
             kind = 'index'
         else:
             kind = 'direct'
-        out.append({'name': meta.get('name', ''), 'version': str(meta.get('version', '')), 'url': url,
-                    'sha256': sha or '', 'kind': kind})
+        item = {'name': meta.get('name', ''), 'version': str(meta.get('version', '')), 'url': url,
+                'sha256': sha or '', 'kind': kind}
+        vcs = info.get('vcs_info')
+        if isinstance(vcs, dict) and vcs.get('vcs') and vcs.get('commit_id'):
+            # PEP 610 gives the repository's URL without pip's git+ prefix; strip one if a pip writes it.
+            prefix = '%s+' % vcs['vcs']
+            item.update(vcs=str(vcs['vcs']), commit=str(vcs['commit_id']),
+                        repo=url[len(prefix):] if url.startswith(prefix) else url)
+        out.append(item)
     return out
+
+
+def direct_target(item):
+    """What pip installs a direct item of a plan from: a VCS checkout as `name @ git+<repo>@<commit>` (the report's
+    URL is the repository's, without git+ and the revision: given alone, pip would download it as an archive), else
+    its URL (a directory or an archive named directly)."""
+    if item.get('vcs') and item.get('repo') and item.get('commit'):
+        return '%s @ %s+%s@%s' % (normalize_name(item['name']), item['vcs'], item['repo'], item['commit'])
+    return item['url']
 
 
 def filename_of(url):

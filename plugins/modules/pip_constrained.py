@@ -246,12 +246,16 @@ options:
         C(--require-hashes --no-deps) from a requirements file whose every line carries the locked C(--hash) (pip
         refuses bytes that differ from the lock), local files of the plan with the hash of their bytes; a VCS or
         directory item of the plan is installed after it with C(--no-deps).
+      - With O(wheel_dir) and a pinned requirement (no O(src)), the file the build fetches is planned the same way
+        (a C(--no-deps --ignore-installed) dry-run), checked, and built from a hash-checked requirements file
+        (C(pip wheel --require-hashes)).
     type: dict
     default: {}
   lock_record:
     description:
       - A file to which the plan of every install is appended (one JSON line per planned file - name, version, URL,
-        sha256, kind), from which C(tools/release_lock.py) makes a release lock. Implies the dry-run plan.
+        sha256, kind), from which C(tools/release_lock.py) makes a release lock. Implies the dry-run plan; with
+        O(wheel_dir) and a pinned requirement, the file the build fetches (an sdist) is recorded too.
     type: path
   log_path:
     description:
@@ -1028,7 +1032,7 @@ class PipConstrained(object):
             steps.append(('pip install (hash-checked)', dict(common, requirements=path,
                                                              extra_args=['--require-hashes'] + common['extra_args']), []))
         if direct:
-            steps.append(('pip install (direct items)', common, [d['url'] for d in direct]))
+            steps.append(('pip install (direct items)', common, [release_lock.direct_target(d) for d in direct]))
         for what, params, targets in steps:
             rc, out, err, failure = self.run_pip(what, lambda log, p=params, t=targets: install_args(
                 self.python, p, t, log_path=log))
@@ -1320,12 +1324,15 @@ class PipConstrained(object):
         if src and not os.path.isdir(src):
             self.fail('src %s is not a directory: wheel_dir builds a wheel of a local source tree (check the path, '
                       'or clone the tree first)' % src, failure='not_installable')
+        hashed = None
         if not src:
             self.wheel_requirement()
+            if params['lock_record'] or params['locked_hashes']:
+                hashed = self.plan_sdist(what)
         scratch = self.wheel_scratch(wheel_dir)
         try:
             rc, out, err, failure = self.run_pip('pip wheel', lambda log: wheel_args(
-                self.python, params, what, scratch, log_path=log))
+                self.python, params, what, scratch, log_path=log, requirement_file=hashed))
             if rc != 0:
                 self.fail_pip('pip wheel of %s' % what, rc, out, err, failure)
             built = sorted(f for f in os.listdir(scratch) if f.endswith('.whl'))
@@ -1347,6 +1354,32 @@ class PipConstrained(object):
         self.result['cmd'] = self.last_cmd
         self.result['output_tail'] = tail(self.last_output)
         self.exit(diff={'before': '', 'after': ''})
+
+    def plan_sdist(self, what):
+        """The file `pip wheel` of a pinned requirement fetches from the index, from pip's report of a --no-deps
+        dry-run (--ignore-installed: the wheel is built whatever the venv holds): appended to lock_record, and with
+        the release lock checked against it; returns the hash-checked requirements file the build then uses (None
+        without a lock), so a file that changed under its locked name is refused before anything is built."""
+        self.require_report_support()
+        report = os.path.join(self.module.tmpdir, 'pip-report.json')
+        params = dict(self.params, no_deps=True, state='present', requirements=None)
+
+        def args(log):
+            argv = install_args(self.python, params, [what], report_path=report, log_path=log)
+            at = argv.index('--')
+            return argv[:at] + ['--ignore-installed'] + argv[at:]
+        rc, out, err, failure = self.run_pip('dry-run of the build (pip install --dry-run)', args)
+        if rc != 0:
+            self.fail_pip('dry-run of the build of %s (pip install --dry-run)' % what, rc, out, err, failure)
+        if self.params['lock_record']:
+            self.record_plan()
+        if not self.params['locked_hashes']:
+            return None
+        path, direct = self.check_locked()
+        if direct or not path:
+            self.fail('the release lock: pip would build %s from %s, not from an index file the lock can hash-check'
+                      % (what, ', '.join(d['url'] for d in direct) or 'nothing'), failure='hash_mismatch')
+        return path
 
     def wheel_scratch(self, wheel_dir):
         """A private (0700) scratch directory inside wheel_dir, so the finished wheels move in with one rename."""

@@ -565,6 +565,23 @@ def installed(target, base):
     return json.loads(proc.stdout)
 
 
+def installed_from_indexes(base):
+    """(name, version) of every distribution of the venv installed from an index (no direct_url.json)."""
+    out = set()
+    for dist_info in glob.glob(os.path.join(base, "venv", "lib", "python3.12", "site-packages", "*.dist-info")):
+        if os.path.exists(os.path.join(dist_info, "direct_url.json")):
+            continue
+        meta = {}
+        with open(os.path.join(dist_info, "METADATA"), encoding="utf-8") as handle:
+            for line in handle:
+                if not line.strip():
+                    break
+                key, value = (line.split(":", 1) + [""])[:2]
+                meta.setdefault(key, value.strip())
+        out.add((meta["Name"].lower().replace("_", "-").replace(".", "-"), meta["Version"]))
+    return out
+
+
 def tree_state(path):
     """(relative path, type, size, mtime) of everything under path, to prove nothing changed."""
     state = []

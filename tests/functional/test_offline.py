@@ -12,10 +12,11 @@ module's own.
 3. A converge of another empty base with the wheelhouse's store (primus_wheel_store=<wheelhouse>/store) compiles
    nothing: the world's build records of its packages are those of the mirrored converge's compiles.
 
-The stage list is the widest this suite affords in a few minutes: the venv and torch stages (PyPI and ROCm indexes);
-flash_attn and grouped_gemm cloned with their submodules, whose .gitmodules name the original remote; grouped_gemm's
-floating branch resolved with git ls-remote; torchtune built with build isolation (its build requirements from the
-index). The TE index is used by TE wheel mode only, which needs glibc 2.38: not on this machine."""
+Every default stage runs (no --tags), as a user's first converge does: the venv and torch stages (PyPI and ROCm
+indexes), every source stage cloned with its submodules (whose .gitmodules name the original remote), the floating
+branches resolved with git ls-remote, the isolated builds' build requirements from the index, pydeps' sdist build,
+Primus and its submodules. The TE index is used by TE wheel mode only, which needs glibc 2.38: not on this machine
+(TE builds from its git source here)."""
 import contextlib
 import glob
 import io
@@ -29,15 +30,16 @@ import threading
 import time
 
 import pytest
+import yaml
 
-from harness import REPO, private_world, record_timing, world_serve
+from harness import REPO, installed_from_indexes, private_world, record_timing, world_serve
 
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from world.lib import server  # noqa: E402
 
 pytestmark = pytest.mark.functional
-STAGES = "venv,torch,flash_attn,torchtune,grouped_gemm"
-SOURCE_STAGES = ("flash_attn", "torchtune", "grouped_gemm")
+STAGES = None   # every default stage
+STAGES_NAME = "every default stage"
 GIT_PATHS = ("/git/flash-attention.git/", "/git/composable_kernel.git/", "/git/torchtune.git/", "/git/grouped_gemm.git/",
              "/git/cutlass.git/")
 
@@ -108,7 +110,7 @@ def mirrored(own_world, playbook, target, tmp_path_factory):
 
 def test_a_converge_through_mirrors_never_reaches_the_original(mirrored):
     run = mirrored["run"]
-    record_timing("%s on an empty base through site mirrors (unprivileged, SSH)" % STAGES, run.seconds)
+    record_timing("%s on an empty base through site mirrors (unprivileged, SSH)" % STAGES_NAME, run.seconds)
     assert run.rc == 0, run
     assert mirrored["original_hits"] == 0, "%d connections reached the original's port" % mirrored["original_hits"]
     requests = mirrored["log"].getvalue()
@@ -137,12 +139,28 @@ def offline(mirrored, own_world, target):
                            "--dest", wheelhouse, "--git", "%s=%s" % (git_prefix, git_mirror), "--store", mirrored["store"]]
                           + index_args, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    record_timing("the wheelhouse of %s made from the mirror and the wheel store" % STAGES, time.monotonic() - start)
+    record_timing("the wheelhouse of %s made from the mirror and the wheel store" % STAGES_NAME, time.monotonic() - start)
     subprocess.run(["chmod", "-R", "a+rX", work], check=True)
     mirror_port = int(mirrored["mirror"].rsplit(":", 1)[1])
     mirrored["stop"]()   # from here on nothing serves the world
-    yield {"pins": pins, "wheelhouse": wheelhouse, "ports": (own_world["port"], mirror_port), "output": proc.stdout}
+    yield {"pins": pins, "lock": os.path.splitext(pins)[0] + ".lock.json", "wheelhouse": wheelhouse,
+           "ports": (own_world["port"], mirror_port), "output": proc.stdout}
     shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_lock_covers_every_file_installed_from_an_index(mirrored, offline, own_world):
+    """The lock made from the mirrored converge of every default stage: every distribution the venv holds from an
+    index, and the sdist pydeps builds tensorstore's wheel from (an index file, though its wheel is built here)."""
+    with open(offline["lock"]) as handle:
+        files = json.load(handle)["files"]
+    names = set((f["name"].lower().replace("_", "-").replace(".", "-"), f["version"]) for f in files)
+    missing = installed_from_indexes(mirrored["base"]) - names
+    assert not missing, "installed but not locked: %s" % sorted(missing)
+    with open(own_world["pins"]) as handle:
+        (sdist,) = yaml.safe_load(handle)["primus_pins"]["pydeps"]["build_from_sdist"]
+    name, version = sdist.split("==")
+    assert [f["filename"] for f in files if f["filename"].startswith("%s-%s." % (name, version))] == [
+        "%s-%s.tar.gz" % (name, version)], [f["filename"] for f in files if f["name"].lower() == name]
 
 
 def converge_offline(playbook, target, offline, name, **extra):
@@ -157,6 +175,18 @@ def converge_offline(playbook, target, offline, name, **extra):
         for sentinel in sentinels:
             sentinel.close()
     return run, base, [s.count for s in sentinels]
+
+
+def source_builds(pins):
+    """{stage: the world's component name} of the stages that build a wheel: the pins' sources with a build, and
+    pydeps (its sdist builds; the pins name one, tensorstore)."""
+    with open(pins) as handle:
+        release = yaml.safe_load(handle)["primus_pins"]
+    builds = dict((stage, source["build"]["distribution"]) for stage, source in release["sources"].items()
+                  if source.get("build"))
+    (sdist,) = release["pydeps"]["build_from_sdist"]
+    builds["pydeps"] = sdist.split("==")[0]
+    return builds
 
 
 def build_ids(base):
@@ -175,41 +205,47 @@ def built(base, stage):
 def from_bundles(offline, playbook, target):
     """The source stages built from the wheelhouse's git bundles (no wheel store)."""
     run, base, hits = converge_offline(playbook, target, offline, "wheelhouse")
-    record_timing("%s on an empty base from the wheelhouse alone (unprivileged, SSH)" % STAGES, run.seconds)
+    record_timing("%s on an empty base from the wheelhouse alone (unprivileged, SSH)" % STAGES_NAME, run.seconds)
     return run, base, hits
 
 
-def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(from_bundles):
+def test_a_wheelhouse_alone_converges_an_empty_base_with_no_network(from_bundles, own_world):
     run, base, hits = from_bundles
     assert run.rc == 0, run
     assert hits == [0, 0], "connections reached the world's or the mirror's port"
     logs = "".join(open(p, errors="replace").read() for p in glob.glob(os.path.join(base, "logs", "*.log")))
     assert "--require-hashes" in logs
-    for stage in SOURCE_STAGES:
-        assert built(base, stage) is True, stage
+    builds = source_builds(own_world["pins"])
+    assert len(builds) == 10, builds
+    for stage in builds:
+        assert built(base, stage) not in (False, [], None), stage   # pydeps: the sdists it built
 
 
-def test_with_the_wheelhouse_store_another_empty_base_compiles_nothing(from_bundles, mirrored, offline, playbook, target):
+def test_with_the_wheelhouse_store_another_empty_base_compiles_nothing(from_bundles, mirrored, offline, playbook, target,
+                                                                       own_world):
     """The wheels the mirrored converge built, carried by the wheelhouse (--store): an air-gapped node installs them."""
     assert from_bundles[0].rc == 0, from_bundles[0]
+    builds = source_builds(own_world["pins"])
     store = os.path.join(offline["wheelhouse"], "store")
     listed = json.load(open(os.path.join(offline["wheelhouse"], "wheelhouse.json")))["store"]
-    assert sorted(rel.split("/")[1] for rel in listed) == sorted(SOURCE_STAGES), listed
-    assert "%d built wheels" % len(SOURCE_STAGES) in offline["output"], offline["output"]
+    # the store's component directories: a source stage's name, an sdist build's project
+    components = [stage for stage in builds if stage != "pydeps"] + [builds["pydeps"]]
+    assert sorted(rel.split("/")[1] for rel in listed) == sorted(components), listed
+    assert "%d built wheels" % len(builds) in offline["output"], offline["output"]
     run, base, hits = converge_offline(playbook, target, offline, "wheelhouse-store",
                                        primus_wheel_store=store, primus_wheel_store_enabled=True)
-    record_timing("%s on an empty base from the wheelhouse and its store (unprivileged, SSH)" % STAGES, run.seconds)
+    record_timing("%s on an empty base from the wheelhouse and its store (unprivileged, SSH)" % STAGES_NAME, run.seconds)
     assert run.rc == 0, run
     assert hits == [0, 0], "connections reached the world's or the mirror's port"
     # Counted from the world's build records: each component's wheel is the one the mirrored converge compiled (the
     # converge from the bundles compiled its own, with other ids), and the stamps say nothing was built here.
     ids, mirrored_ids, bundle_ids = build_ids(base), build_ids(mirrored["base"]), build_ids(from_bundles[1])
-    for stage in SOURCE_STAGES:
-        assert ids[stage] == mirrored_ids[stage] != bundle_ids[stage], (stage, ids, mirrored_ids, bundle_ids)
-        assert built(base, stage) is False, stage
+    for stage, component in builds.items():
+        assert ids[component] == mirrored_ids[component] != bundle_ids[component], (stage, ids, mirrored_ids, bundle_ids)
+        assert built(base, stage) in (False, []), stage
     taken = [r for r in run.results if "Show where the wheel of this build key comes from" in r["task"]]
-    assert len(taken) == len(SOURCE_STAGES) and all("installed from the wheel store, not built" in r["result"]["msg"]
-                                                    for r in taken), taken
+    assert len(taken) == len(builds) and all("installed from the wheel store, not built" in r["result"]["msg"]
+                                             for r in taken), taken
 
 
 def test_a_mirror_url_with_credentials_is_refused_and_redacted(playbook, target, world):

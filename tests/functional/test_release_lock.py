@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from harness import REPO, private_world, record_timing
+from harness import REPO, installed_from_indexes, private_world, record_timing
 
 pytestmark = pytest.mark.functional
 STAGES = "venv,torch"
@@ -45,23 +45,6 @@ def requests_since(root, offset):
     with open(os.path.join(root, "server.log")) as handle:
         handle.seek(offset)
         return handle.read()
-
-
-def installed_from_indexes(base):
-    """(name, version) of every distribution of the venv installed from an index (no direct_url.json)."""
-    out = set()
-    for dist_info in glob.glob(os.path.join(base, "venv", "lib", "python3.12", "site-packages", "*.dist-info")):
-        if os.path.exists(os.path.join(dist_info, "direct_url.json")):
-            continue
-        meta = {}
-        with open(os.path.join(dist_info, "METADATA"), encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip():
-                    break
-                key, value = (line.split(":", 1) + [""])[:2]
-                meta.setdefault(key, value.strip())
-        out.add((meta["Name"].lower().replace("_", "-").replace(".", "-"), meta["Version"]))
-    return out
 
 
 @pytest.fixture(scope="module")

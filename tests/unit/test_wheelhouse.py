@@ -5,6 +5,7 @@ itself skips it."""
 import hashlib
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -133,3 +134,31 @@ def test_a_key_made_again_replaces_the_wheel_an_earlier_run_put_there(store, rel
     assert sorted(os.listdir(dest / "store" / "torchtune" / KEY_A)) == [wheel, wheel + ".sha256"]
     stored = json.loads((dest / "wheelhouse.json").read_text())["store"]
     assert sorted(k for k in stored if "/torchtune/" in k) == ["store/torchtune/%s/%s" % (KEY_A, wheel)]
+
+
+def test_a_git_requirement_of_the_lock_is_bundled_with_its_submodules(tmp_path):
+    """The lock's vcs section (a git+ URL of Primus's requirements.txt): its repository and, recursively, the
+    submodules of the locked commit get bundles at <dest>/git/<host>/<path>, usable offline by git clone."""
+    def git(*argv, cwd=None):
+        env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                   GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1",
+                   GIT_ALLOW_PROTOCOL="file")
+        return subprocess.run(["git", "-c", "protocol.file.allow=always"] + list(argv), cwd=cwd, env=env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    sub, top = tmp_path / "sub", tmp_path / "logging"
+    for repo in (sub, top):
+        git("init", "-q", str(repo))
+        (repo / "README").write_text(repo.name)
+        git("add", "README", cwd=str(repo))
+        git("commit", "-q", "-m", repo.name, cwd=str(repo))
+    git("submodule", "add", "-q", "file://%s" % sub, "third_party/sub", cwd=str(top))
+    git("commit", "-q", "-m", "with sub", cwd=str(top))
+    git("tag", "6.0.0-rc5", cwd=str(top))
+    commit = git("rev-parse", "HEAD", cwd=str(top))
+    bundles = wheelhouse.bundle_sources({}, str(tmp_path / "wh"), {}, [
+        {"name": "mlperf-logging", "version": "6.0.0rc5", "vcs": "git", "url": "file://%s" % top, "commit": commit}])
+    assert sorted(bundles) == sorted(["file://%s" % top, "file://%s" % sub])
+    clone = tmp_path / "clone"
+    git("clone", "-q", os.path.join(str(tmp_path / "wh"), bundles["file://%s" % top]), str(clone))
+    assert git("rev-parse", "6.0.0-rc5", cwd=str(clone)) == commit

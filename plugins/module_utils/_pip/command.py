@@ -224,11 +224,13 @@ def install_args(python, params, targets, report_path=None, metadata_only=False,
     return args + ['--'] + list(targets)
 
 
-def wheel_args(python, params, src, wheel_dir, log_path=None):
+def wheel_args(python, params, src, wheel_dir, log_path=None, requirement_file=None):
     """`python -m pip wheel --no-deps` of the source tree src into wheel_dir (a scratch directory).
 
     Builds with the task's indexes (for an isolated build's requirements), constraints, --pre and
     --no-build-isolation; never installs. no_deps, requirements and state do not apply to a build.
+    requirement_file: a hash-checked requirements file of the one requirement src names (the release lock), built
+    with --require-hashes instead of src (and without the constraints: the file pins the one file to build).
     """
     # --verbose: pip prints the build's own output (compiler lines) as it comes, for the live log.
     args = [python, '-m', 'pip', 'wheel'] + COMMON_FLAGS + ['--retries', '0', '--verbose']
@@ -240,9 +242,11 @@ def wheel_args(python, params, src, wheel_dir, log_path=None):
         args.append('--pre')
     if params.get('no_build_isolation'):
         args.append('--no-build-isolation')
-    for path in params.get('constraints') or []:
+    for path in [] if requirement_file else params.get('constraints') or []:
         args.append('--constraint=%s' % path)
     args += list(params.get('extra_args') or [])
+    if requirement_file:
+        return args + ['--require-hashes', '--requirement=%s' % requirement_file]
     return args + ['--', src]
 
 

@@ -112,6 +112,14 @@ def test_wheel_args_build_src_alone_with_the_tasks_indexes_constraints_and_isola
     assert not any(a.startswith(("--requirement", "--force-reinstall", "--index-url")) for a in args)
 
 
+def test_wheel_args_of_a_locked_requirement_build_the_hash_checked_file_without_constraints():
+    p = params(index_url="https://pypi/simple", constraints=["/c1"], extra_args=["--no-binary=tensorstore"])
+    args = wheel_args(PY, p, "tensorstore==0.1.45", "/w", requirement_file="/t/locked-requirements.txt")
+    assert args[-3:] == ["--no-binary=tensorstore", "--require-hashes", "--requirement=/t/locked-requirements.txt"]
+    assert "tensorstore==0.1.45" not in args and "--" not in args
+    assert not any(a.startswith("--constraint") for a in args) and "--index-url=https://pypi/simple" in args
+
+
 @pytest.mark.parametrize("arg, reads_as", [("--targ=/tmp/x", "--target"), ("--prefi=/usr", "--prefix"),
                                            ("--index=https://evil", "--index-url"), ("--ignore-i", "--ignore-installed")])
 def test_an_abbreviated_option_is_refused_naming_what_pip_reads_it_as(arg, reads_as):

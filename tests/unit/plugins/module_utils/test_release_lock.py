@@ -48,6 +48,18 @@ def test_report_items_kinds():
     items = release_lock.report_items(report)
     assert [i['kind'] for i in items] == ['index', 'file', 'direct', 'direct']
     assert items[0]['sha256'] == A and release_lock.filename_of(items[0]['url']) == TORCH
+    # the git requirement: its repository and the commit pip checked out, for the wheelhouse's bundle
+    assert (items[2]['vcs'], items[2]['commit'], items[2]['repo']) == ('git', 'f' * 40, 'https://example/mlperf/logging.git')
+    assert 'vcs' not in items[3] and 'repo' not in items[0]
+
+
+def test_report_items_of_a_pep_610_vcs_entry_without_the_git_prefix():
+    report = {'install': [{'metadata': {'name': 'mlperf-logging', 'version': '6.0.0rc5'}, 'is_direct': True,
+                           'download_info': {'url': 'http://127.0.0.1:1/git/mlcommons-logging.git', 'vcs_info': {
+                               'vcs': 'git', 'requested_revision': '6.0.0-rc5', 'commit_id': 'e' * 40}}}]}
+    (item,) = release_lock.report_items(report)
+    assert item['kind'] == 'direct' and item['repo'] == 'http://127.0.0.1:1/git/mlcommons-logging.git'
+    assert item['commit'] == 'e' * 40
 
 
 def test_check_items_names_changed_and_unlocked_files():
@@ -90,11 +102,31 @@ def test_hashed_requirements(tmp_path):
     ('{"files": []}', 'is not a primus.trainenv release lock'),
     ('{"lock_version": 1, "files": [{"filename": "x"}]}', 'files[0] needs'),
     (json.dumps(lock(('x.whl', 'pypi', 'nothex'))), 'files[0] needs'),
+    (json.dumps(dict(lock(), vcs=[{'vcs': 'git', 'url': '--upload-pack=touch /tmp/x', 'commit': 'e' * 40}])),
+     'vcs[0] needs'),
+    (json.dumps(dict(lock(), vcs=[{'vcs': 'git', 'url': 'https://e/l.git', 'commit': 'main'}])), 'vcs[0] needs'),
+    (json.dumps(dict(lock(), vcs=[{'vcs': 'hg', 'url': 'https://e/l', 'commit': 'e' * 40}])), 'vcs[0] needs'),
 ])
 def test_load_refuses_what_is_not_a_lock(text, expected):
     with pytest.raises(release_lock.LockError) as err:
         release_lock.load(text, '/p/v26.5.lock.json')
     assert expected in str(err.value) and '/p/v26.5.lock.json' in str(err.value)
+
+
+def test_a_direct_vcs_item_is_installed_from_git_at_its_commit_not_downloaded_from_its_url():
+    report = {'install': [
+        {'metadata': {'name': 'MLPerf_Logging', 'version': '6.0.0rc5'}, 'is_direct': True,
+         'download_info': {'url': 'http://127.0.0.1:1/git/mlcommons-logging.git',
+                           'vcs_info': {'vcs': 'git', 'requested_revision': '6.0.0-rc5', 'commit_id': 'e' * 40}}},
+        entry('proj', '1.0', 'file:///src/proj', direct=True, archive=False)]}
+    text, direct = release_lock.hashed_requirements(release_lock.report_items(report), {})
+    assert text == '' and [release_lock.direct_target(d) for d in direct] == [
+        'mlperf-logging @ git+http://127.0.0.1:1/git/mlcommons-logging.git@' + 'e' * 40, 'file:///src/proj']
+
+
+def test_load_keeps_the_git_requirements():
+    vcs = [{'name': 'mlperf-logging', 'version': '6.0.0rc5', 'vcs': 'git', 'url': 'https://e/l.git', 'commit': 'e' * 40}]
+    assert release_lock.load(json.dumps(dict(lock(), vcs=vcs)))['vcs'] == vcs
 
 
 def test_parse_simple_page_and_nightly_date():
