@@ -132,10 +132,10 @@ def make_lock(pins, items, workers=WORKERS, timeout=TIMEOUT):
             entry["size"] = size
     entries.sort(key=lambda e: (e["index"], normalize_name(e["name"]), e["filename"]))
     # VCS requirements (a git+ URL in Primus's requirements.txt): not files, but the wheelhouse bundles them.
-    vcs = sorted(dict(((i["repo"], i["commit"]), {"name": i["name"], "version": i["version"], "vcs": i["vcs"],
-                                                   "url": i["repo"], "commit": i["commit"]})
-                      for i in items if i.get("kind") == "direct" and i.get("vcs") == "git" and i.get("repo")).values(),
-                 key=lambda v: (v["url"], v["commit"]))
+    git_items = [i for i in items if i.get("kind") == "direct" and i.get("vcs") == "git" and i.get("repo")]
+    by_commit = dict(((i["repo"], i["commit"]), {"name": i["name"], "version": i["version"], "vcs": i["vcs"],
+                                                 "url": i["repo"], "commit": i["commit"]}) for i in git_items)
+    vcs = [by_commit[key] for key in sorted(by_commit)]
     lock = {"lock_version": release_lock.LOCK_VERSION, "release": pins.get("release", ""),
             "python_version": str(pins.get("python_version", "")),
             "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -372,7 +372,9 @@ def drift_pins(pins, stages=None):
     (names PEP 503-normalised; a name pinned to two versions is left out, as is a pin per GPU arch),
     checkouts: {stage: commit} of the sources pinned to a commit}.
 
-    stages: only the sections and sources of these stages (a host's built stages: a pin holds once its stage ran)."""
+    stages: only the sections and sources of these stages (a host's built stages: a pin holds once its stage ran).
+    The names the pins list under drift_superseded are left out: a later stage of the release replaces those pins by
+    design (upstream's order), so every converged host differs from them."""
     pins = pins if isinstance(pins, Mapping) else {}
     versions = {}
 
@@ -390,8 +392,9 @@ def drift_pins(pins, stages=None):
     for section, value in pins.items():
         if section not in ('sources', 'indexes', 'pip_forbid', 'uv', 'versions') and isinstance(value, Mapping):
             walk(value, stages is None or section in stages)
+    superseded = set(normalize_name(str(n)) for n in pins.get('drift_superseded') or [])
     out = {'distributions': dict((name, found.pop()) for name, found in sorted(versions.items())
-                                 if len(found) == 1),
+                                 if len(found) == 1 and name not in superseded),
            'checkouts': dict((name, source['ref']) for name, source in sorted((pins.get('sources') or {}).items())
                              if isinstance(source, Mapping) and source.get('ref_kind') == 'commit' and source.get('ref')
                              and (stages is None or name in stages))}
