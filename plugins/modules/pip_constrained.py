@@ -1377,7 +1377,9 @@ class PipConstrained(object):
             return None
         path, direct = self.check_locked()
         if direct or not path:
-            self.fail('the release lock: pip would build %s from %s, not from an index file the lock can hash-check'
+            self.fail('the release lock: pip would build %s from %s, not from an index file the lock can hash-check. '
+                      'Nothing was built. Fix: serve that file from an index of the pins (or a mirror), or make the lock '
+                      'again from a converge that built it (tools/release_lock.py)'
                       % (what, ', '.join(d['url'] for d in direct) or 'nothing'), failure='hash_mismatch')
         return path
 
