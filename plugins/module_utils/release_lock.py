@@ -124,16 +124,20 @@ def report_items(report):
             prefix = '%s+' % vcs['vcs']
             item.update(vcs=str(vcs['vcs']), commit=str(vcs['commit_id']),
                         repo=url[len(prefix):] if url.startswith(prefix) else url)
+            if info.get('subdirectory'):
+                item['subdirectory'] = str(info['subdirectory'])
         out.append(item)
     return out
 
 
 def direct_target(item):
-    """What pip installs a direct item of a plan from: a VCS checkout as `name @ git+<repo>@<commit>` (the report's
-    URL is the repository's, without git+ and the revision: given alone, pip would download it as an archive), else
-    its URL (a directory or an archive named directly)."""
+    """What pip installs a direct item of a plan from: a VCS checkout as `git+<repo>@<commit>#egg=<name>` (and the
+    subdirectory pip recorded; the report's URL is the repository's, without git+ and the revision: given alone, pip
+    would download it as an archive. Not `name @ git+file:///...`: pip 23 refuses a PEP 508 URL without a
+    host), else its URL (a directory or an archive named directly)."""
     if item.get('vcs') and item.get('repo') and item.get('commit'):
-        return '%s @ %s+%s@%s' % (normalize_name(item['name']), item['vcs'], item['repo'], item['commit'])
+        target = '%s+%s@%s#egg=%s' % (item['vcs'], item['repo'], item['commit'], normalize_name(item['name']))
+        return target + ('&subdirectory=%s' % item['subdirectory'] if item.get('subdirectory') else '')
     return item['url']
 
 

@@ -68,9 +68,12 @@ description:
     same host are added as pip would send them), and a wheel given by path from that path. So no index page or
     metadata is fetched twice, each file is downloaded once, and the distributions are recorded as installed from an
     index, as before. Constraints, C(--pre), C(--no-build-isolation), C(--force-reinstall) and O(extra_args) apply.
-    A plan with a VCS checkout, a project directory, a remote direct URL or an sdist needing an isolated build, or
-    O(use_pip_config=true), is installed with a second full C(pip install) instead (RV(install_mode=resolve), the
-    reason in O(log_path)). A plan that installs nothing runs no install."
+    A VCS checkout of the plan is installed after those files, at the commit pip resolved
+    (C(git+<repository>@<commit>#egg=<name>), C(--no-deps), the task's indexes for its build); should its build fail,
+    the planned files are already installed and the task fails naming it. A plan with an editable install, a project
+    directory, a remote direct URL or an sdist needing an isolated build, or O(use_pip_config=true), is installed
+    with a second full C(pip install) instead (RV(install_mode=resolve), the reason in O(log_path)). A plan that
+    installs nothing runs no install."
   - A resolver conflict fails with pip's reason and a sentence naming the constrained distributions
     the install would have replaced; the installed set is read again to prove the venv is unchanged.
   - "A failure is classified from pip's own output and its debug log (C(pip --log)): V(dns), V(refused),
@@ -953,18 +956,26 @@ class PipConstrained(object):
             self.result['install_mode'] = 'locked'
             self.install_locked(*locked)
             return self.finish(force=force)
-        exact = self.exact_plan(planned) if planned is not None else None
-        if exact is not None and not exact[0]:
+        exact = self.exact_plan(planned, decide_items) if planned is not None else None
+        if exact is not None and not exact[0] and not exact[2]:
             self.log_line('### pip_constrained: the dry-run plans no install; pip install is not run')
             return self.finish(force=force)
-        if exact is not None:
-            rc, out, err, failure = self.run_pip('pip install', lambda log: exact_install_args(
-                self.python, params, exact[0], exact[1], log_path=log))
+        if exact is None:
+            steps = [('pip install', lambda log: install_args(self.python, params, targets, log_path=log))]
         else:
-            rc, out, err, failure = self.run_pip('pip install', lambda log: install_args(
-                self.python, params, targets, log_path=log))
-        if rc != 0:
-            self.fail_pip('pip install', rc, out, err, failure)
+            # The planned files first, then the VCS checkouts of the plan at the commits pip resolved (--no-deps: their
+            # dependencies are among the files; the task's indexes stay for their builds).
+            steps = [('pip install', lambda log: exact_install_args(self.python, params, exact[0], exact[1],
+                                                                    log_path=log))] if exact[0] else []
+            if exact[2]:
+                steps.append(('pip install (VCS checkouts)', lambda log: install_args(
+                    self.python, dict(params, no_deps=True, requirements=None), exact[2], log_path=log)))
+        out = err = ''
+        for what, command in steps:
+            rc, step_out, step_err, failure = self.run_pip(what, command)
+            if rc != 0:
+                self.fail_pip(what, rc, step_out, step_err, failure)
+            out, err = out + step_out, err + step_err
         # pip has installed, nothing has recorded it yet (a test's kill point; modes.hold_point).
         hold_point('pip-installed:' + os.path.basename(str((self.params['name'] or [''])[0])))
         warnings, known = resolver_conflicts(out, err, self.params['expected_conflicts'])
@@ -975,15 +986,19 @@ class PipConstrained(object):
             self.log_line('### pip_constrained: expected conflicts (expected_conflicts): %s' % ' '.join(known))
         self.finish(force=force)
 
-    def exact_plan(self, planned):
-        """(requirements, find-links page) that install exactly the dry-run's files, or None for a full install."""
+    def exact_plan(self, planned, items):
+        """(requirements, find-links page, VCS targets) that install exactly the dry-run's plan, or None for a full
+        install."""
         params = self.params
         if params['use_pip_config']:
-            requirements, links, why = None, None, 'use_pip_config: the pip configuration may add other locations'
+            requirements, links, vcs, why = None, None, None, 'use_pip_config: the pip configuration may add other ' \
+                                                              'locations'
+        elif any(item.kind == 'editable' for item in items):
+            requirements, links, vcs, why = None, None, None, 'an editable install is requested'
         else:
             credentials = index_credentials([u for u in [params['index_url']] + params['extra_index_urls']
                                              + params['find_links'] if u])
-            requirements, links, why = exact_install(planned, not params['no_build_isolation'], credentials)
+            requirements, links, vcs, why = exact_install(planned, not params['no_build_isolation'], credentials)
         if why is not None:
             self.result['install_mode'] = 'resolve'
             self.log_line('### pip_constrained: pip install resolves again: %s' % why)
@@ -993,7 +1008,7 @@ class PipConstrained(object):
         fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)   # it may carry an index's credentials
         with os.fdopen(fd, 'w') as handle:
             handle.write(links_page(links))
-        return requirements, page
+        return requirements, page, vcs
 
     def planned_files(self):
         try:

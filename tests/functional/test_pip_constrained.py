@@ -10,6 +10,7 @@ module must not see them (use_pip_config defaults to false).
 """
 # pytest finds the imported fixtures by name:
 # pylint: disable=unused-import,redefined-outer-name
+import json
 import os
 import re
 import subprocess
@@ -496,6 +497,42 @@ def test_an_install_after_a_dry_run_fetches_each_file_once(world, venv, run):
                              "print(m.distribution('torch').read_text('direct_url.json'))"],
                             capture_output=True, text=True, check=True).stdout.strip()
     assert direct == "None"   # recorded as installed from an index, as a full install records it
+
+
+def test_a_plan_with_a_git_requirement_installs_its_files_and_the_commit_pip_resolved_without_a_second_resolve(
+        world, venv, run, tmp_path):
+    # Primus's requirements name a git checkout at a tag: before, the whole list was resolved a second time.
+    repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False, requires=["einops==0.8.1"])
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "init"], check=True)
+    subprocess.run(git + ["tag", "6.0.0-rc5"], check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"] == PIP_WHEEL]
+    (wheel,) = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)
+    pip_direct(venv, "--no-index", wheel)   # the venv stage's pip (pip 23's dry-run downloads what it plans)
+    requests = RequestLog()
+    with serve(str(world), access_log=requests) as base:
+        args = {"venv": str(venv), "name": ["git+file://%s@6.0.0-rc5#egg=mlperf-logging" % repo],
+                "index_url": base + "/simple", "forbid": ["nvidia-*"], "no_build_isolation": True,
+                "environment": {"PIP_NO_CACHE_DIR": "1"}}
+        result, failed = run(args)
+    assert not failed, result.get("msg")
+    assert result["install_mode"] == "plan" and len(result["commands"]) == 3
+    files, checkout = result["commands"][1], result["commands"][2]
+    assert "--no-index" in files and files[files.index("--") + 1:] == ["einops==0.8.1"]
+    assert "--no-deps" in checkout and checkout[-1] == "git+file://%s@%s#egg=mlperf-logging" % (repo, commit)
+    paths = requests.paths()
+    assert sorted(paths) == sorted(set(paths)), "fetched more than once: %s" % sorted(
+        p for p in set(paths) if paths.count(p) > 1)
+    names = dict(installed(venv))
+    assert names["mlperf-logging"] == "4.1.0" and names["einops"] == "0.8.1"
+    direct = json.loads(subprocess.run(
+        [str(venv / "bin" / "python"), "-I", "-c", "import importlib.metadata as m; "
+         "print(m.distribution('mlperf-logging').read_text('direct_url.json'))"],
+        capture_output=True, text=True, check=True).stdout)
+    assert direct["vcs_info"]["commit_id"] == commit
 
 
 class RequestLog(object):

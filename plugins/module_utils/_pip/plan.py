@@ -19,6 +19,7 @@ __metaclass__ = type
 import json
 import os
 
+from ansible_collections.primus.trainenv.plugins.module_utils import release_lock
 from ansible_collections.primus.trainenv.plugins.module_utils.common import wheel_name
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import COMMON_FLAGS
 
@@ -162,35 +163,41 @@ def index_credentials(urls):
 
 
 def exact_install(planned, build_isolation, credentials=None):
-    """How to install exactly the files of a dry-run's plan without resolving again: (requirements, links, None), or
-    (None, None, why not) when only a second full `pip install` can do it.
+    """How to install exactly the files of a dry-run's plan without resolving again: (requirements, links, vcs,
+    None), or (None, None, None, why not) when only a second full `pip install` can do it.
 
     Each file chosen from an index or find-links location is installed as `name==version` from a find-links page
     (`links`: (url#sha256=..., file name) pairs) that lists that one file, with --no-index and --no-deps: pip reads
     no index page and no metadata again and downloads each file once; the distribution is recorded as installed from
-    an index, as before. A wheel given by path is installed from that path. Handed back to a full install: a VCS
-    checkout or an editable project, a directory or a remote direct URL (pip would fetch it again anyway), and an
-    sdist that needs an isolated build (its build requirements come from the index).
+    an index, as before. A wheel given by path is installed from that path. A (non-editable) VCS checkout is
+    `vcs`: `git+<repository>@<commit>#egg=<name>` of the commit pip resolved, installed after the files with --no-deps
+    (its dependencies are among them) and the task's indexes (for its build). Handed back to a full install: an
+    editable project, a directory or a remote direct URL (pip would fetch it again anyway), and an sdist that needs
+    an isolated build (its build requirements come from the index).
     """
     credentials = credentials or {}
-    requirements, links = [], []
+    requirements, links, vcs = [], [], []
     for item in planned:
         info = item.download or {}
         url = info.get('url')
         if not url or not isinstance(url, str):
-            return None, None, 'the report names no file for %s %s' % (item.name, item.version)
+            return None, None, None, 'the report names no file for %s %s' % (item.name, item.version)
         archive = info.get('archive_info')
         file_name = url.split('#', 1)[0].split('?', 1)[0].rsplit('/', 1)[-1]
+        target = vcs_target(item)
+        if target is not None:
+            vcs.append(target)
+            continue
         if not isinstance(archive, dict):
-            return None, None, '%s %s is a %s' % (item.name, item.version, 'VCS checkout' if info.get('vcs_info')
-                                                  else 'project directory')
+            return None, None, None, '%s %s is a %s' % (item.name, item.version, 'VCS checkout' if info.get('vcs_info')
+                                                        else 'project directory')
         is_wheel = file_name.endswith('.whl')
         if not is_wheel and build_isolation:
-            return None, None, '%s %s is built from %s with build isolation (its build requirements come from the ' \
-                               'index)' % (item.name, item.version, file_name)
+            return None, None, None, '%s %s is built from %s with build isolation (its build requirements come from ' \
+                                     'the index)' % (item.name, item.version, file_name)
         if item.is_direct:
             if not (is_wheel and url.startswith('file://')):
-                return None, None, '%s %s is given as %s' % (item.name, item.version, url)
+                return None, None, None, '%s %s is given as %s' % (item.name, item.version, url)
             from urllib.parse import unquote  # pylint: disable=import-outside-toplevel
             requirements.append(unquote(url[len('file://'):]))
             continue
@@ -198,7 +205,20 @@ def exact_install(planned, build_isolation, credentials=None):
         link = _with_credentials(url.split('#', 1)[0], credentials) + ('#%s' % digest if digest else '')
         links.append((link, file_name))
         requirements.append('%s==%s' % (item.name, item.version))
-    return requirements, links, None
+    return requirements, links, vcs, None
+
+
+def vcs_target(item):
+    """`<vcs>+<repository>@<commit>#egg=<name>[&subdirectory=...]` of a planned VCS checkout (PEP 610 download_info: the
+    repository's URL without the vcs+ prefix, vcs_info's commit_id), or None for anything else (an editable
+    checkout - dir_info - included)."""
+    info = item.download or {}
+    vcs = info.get('vcs_info')
+    if (not isinstance(vcs, dict) or not vcs.get('vcs') or not vcs.get('commit_id') or info.get('dir_info') is not None
+            or not item.is_direct):
+        return None
+    return release_lock.direct_target({'name': item.name, 'vcs': vcs.get('vcs'), 'repo': info.get('url'),
+                                       'commit': vcs.get('commit_id'), 'subdirectory': info.get('subdirectory')})
 
 
 def links_page(links):

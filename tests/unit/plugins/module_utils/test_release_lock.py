@@ -121,7 +121,7 @@ def test_a_direct_vcs_item_is_installed_from_git_at_its_commit_not_downloaded_fr
         entry('proj', '1.0', 'file:///src/proj', direct=True, archive=False)]}
     text, direct = release_lock.hashed_requirements(release_lock.report_items(report), {})
     assert text == '' and [release_lock.direct_target(d) for d in direct] == [
-        'mlperf-logging @ git+http://127.0.0.1:1/git/mlcommons-logging.git@' + 'e' * 40, 'file:///src/proj']
+        'git+http://127.0.0.1:1/git/mlcommons-logging.git@' + 'e' * 40 + '#egg=mlperf-logging', 'file:///src/proj']
 
 
 def test_load_keeps_the_git_requirements():
