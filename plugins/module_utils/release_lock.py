@@ -42,6 +42,10 @@ SHA256 = re.compile(r'^[0-9a-f]{64}$')
 COMMIT = re.compile(r'^[0-9a-f]{40}$')
 # A VCS requirement's repository (pip's download_info url, without the git+ prefix): no option, no whitespace.
 VCS_URL = re.compile(r'^(https?|ssh|file)://[^\s]+$')
+# What direct_target writes into a git+...#egg=<name>&subdirectory=<dir> requirement: a PEP 508 project name, and a
+# relative path without a fragment separator, space or '..' (read from a package's metadata and pip's report).
+PROJECT_NAME = re.compile(r'^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$')
+SUBDIRECTORY = re.compile(r'^(?!/)(?!.*(^|/)\.\.(/|$))[^\s#&?]+$')
 # The nightly's date in a version (rocm7.15.0a20260720, 10.0.0a20260801): what a missing file is listed by.
 NIGHTLY = re.compile(r'a(20\d{2})(\d{2})(\d{2})')
 FIELDS = ('filename', 'name', 'version', 'index', 'url', 'size', 'sha256')
@@ -134,10 +138,16 @@ def direct_target(item):
     """What pip installs a direct item of a plan from: a VCS checkout as `git+<repo>@<commit>#egg=<name>` (and the
     subdirectory pip recorded; the report's URL is the repository's, without git+ and the revision: given alone, pip
     would download it as an archive. Not `name @ git+file:///...`: pip 23 refuses a PEP 508 URL without a
-    host), else its URL (a directory or an archive named directly)."""
+    host), else its URL (a directory or an archive named directly). LockError for a name, repository, commit or
+    subdirectory that would not stay one requirement."""
     if item.get('vcs') and item.get('repo') and item.get('commit'):
-        target = '%s+%s@%s#egg=%s' % (item['vcs'], item['repo'], item['commit'], normalize_name(item['name']))
-        return target + ('&subdirectory=%s' % item['subdirectory'] if item.get('subdirectory') else '')
+        name, subdirectory = str(item.get('name') or ''), item.get('subdirectory')
+        if (not PROJECT_NAME.match(name) or not VCS_URL.match(str(item['repo'])) or not COMMIT.match(str(item['commit']))
+                or (subdirectory and not SUBDIRECTORY.match(str(subdirectory)))):
+            raise LockError('the git requirement %r of pip\'s plan (%s at %s, subdirectory %r) cannot be given to pip '
+                            'again as it is' % (name, item['repo'], item['commit'], subdirectory or ''))
+        target = '%s+%s@%s#egg=%s' % (item['vcs'], item['repo'], item['commit'], normalize_name(name))
+        return target + ('&subdirectory=%s' % subdirectory if subdirectory else '')
     return item['url']
 
 

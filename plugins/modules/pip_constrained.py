@@ -1047,7 +1047,12 @@ class PipConstrained(object):
             steps.append(('pip install (hash-checked)', dict(common, requirements=path,
                                                              extra_args=['--require-hashes'] + common['extra_args']), []))
         if direct:
-            steps.append(('pip install (direct items)', common, [release_lock.direct_target(d) for d in direct]))
+            targets = []
+            try:
+                targets = [release_lock.direct_target(d) for d in direct]
+            except release_lock.LockError as exc:
+                self.fail('the release lock: %s' % to_native(exc), failure='bad_request')
+            steps.append(('pip install (direct items)', common, targets))
         for what, params, targets in steps:
             rc, out, err, failure = self.run_pip(what, lambda log, p=params, t=targets: install_args(
                 self.python, p, t, log_path=log))

@@ -217,8 +217,11 @@ def vcs_target(item):
     if (not isinstance(vcs, dict) or not vcs.get('vcs') or not vcs.get('commit_id') or info.get('dir_info') is not None
             or not item.is_direct):
         return None
-    return release_lock.direct_target({'name': item.name, 'vcs': vcs.get('vcs'), 'repo': info.get('url'),
-                                       'commit': vcs.get('commit_id'), 'subdirectory': info.get('subdirectory')})
+    try:
+        return release_lock.direct_target({'name': item.name, 'vcs': vcs.get('vcs'), 'repo': info.get('url'),
+                                           'commit': vcs.get('commit_id'), 'subdirectory': info.get('subdirectory')})
+    except release_lock.LockError:
+        return None   # handed back to a full install
 
 
 def links_page(links):

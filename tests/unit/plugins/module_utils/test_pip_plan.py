@@ -75,6 +75,13 @@ def test_a_vcs_checkout_is_installed_at_the_commit_pip_resolved_beside_the_files
                    "git+https://h/mono.git@" + "c" * 40 + "#egg=sub&subdirectory=pkgs/sub"]
 
 
+def test_a_git_item_whose_name_would_add_a_fragment_is_handed_back_to_a_full_install():
+    item = planned("x&subdirectory=other", "1", "https://h/r.git", is_direct=True,
+                   vcs_info={"vcs": "git", "commit_id": "a" * 40})
+    requirements, links, vcs, why = exact_install([item], False)
+    assert requirements is None and vcs is None and "VCS checkout" in why
+
+
 def test_an_sdist_without_build_isolation_is_installed_from_the_plan():
     requirements, links, vcs, why = exact_install([planned("p", "1", "https://h/p-1.tar.gz", archive_info={})], False)
     assert why is None and vcs == [] and requirements == ["p==1"] and links == [("https://h/p-1.tar.gz", "p-1.tar.gz")]

@@ -124,6 +124,21 @@ def test_a_direct_vcs_item_is_installed_from_git_at_its_commit_not_downloaded_fr
         'git+http://127.0.0.1:1/git/mlcommons-logging.git@' + 'e' * 40 + '#egg=mlperf-logging', 'file:///src/proj']
 
 
+@pytest.mark.parametrize('field, value', [
+    ('name', 'x&subdirectory=../../other'), ('name', '-e'), ('subdirectory', '../outside'),
+    ('subdirectory', 'a b'), ('subdirectory', 'pkg#egg=other'), ('repo', '--upload-pack=touch /tmp/x'),
+    ('commit', 'main')])
+def test_a_git_item_that_would_not_stay_one_requirement_is_refused(field, value):
+    item = dict({'name': 'mlperf-logging', 'vcs': 'git', 'repo': 'https://e/l.git', 'commit': 'e' * 40}, **{field: value})
+    with pytest.raises(release_lock.LockError, match='cannot be given to pip again'):
+        release_lock.direct_target(item)
+
+
+def test_a_git_item_keeps_its_subdirectory():
+    item = {'name': 'Sub_Pkg', 'vcs': 'git', 'repo': 'file:///r/mono', 'commit': 'e' * 40, 'subdirectory': 'pkgs/sub'}
+    assert release_lock.direct_target(item) == 'git+file:///r/mono@' + 'e' * 40 + '#egg=sub-pkg&subdirectory=pkgs/sub'
+
+
 def test_load_keeps_the_git_requirements():
     vcs = [{'name': 'mlperf-logging', 'version': '6.0.0rc5', 'vcs': 'git', 'url': 'https://e/l.git', 'commit': 'e' * 40}]
     assert release_lock.load(json.dumps(dict(lock(), vcs=vcs)))['vcs'] == vcs
