@@ -161,6 +161,10 @@ def apply(pins, mirrors, use_pip_config=False, wheelhouse=''):
     pypi_index_url: what the PyPI calls pass as --index-url: the pins' (or its mirror's) PyPI index,
     except with use_pip_config and no PyPI mirror, where it is empty so that pip's own configured index
     (pip.conf, PIP_INDEX_URL) applies - a site mirror there is no longer overridden by pypi.org.
+
+    trusted_hosts: the host[:port] of each plain-http index mirror, for pip's --trusted-host (PIP_TRUSTED_HOST). pip
+    ignores an http index whose host is not this machine's ("not a trusted or secure host"); the setting names the
+    mirror, so the run trusts it, as pip's own message suggests.
     """
     found = problems(mirrors, pins)
     if found:
@@ -179,5 +183,6 @@ def apply(pins, mirrors, use_pip_config=False, wheelhouse=''):
     pypi = out['indexes'].get('pypi', '')
     if use_pip_config and 'pypi' not in indexes:
         pypi = ''
+    trusted = sorted(set(urlsplit(url).netloc for url in indexes.values() if urlsplit(url).scheme == 'http'))
     return {'pins': out, 'git_environment': git_environment(gits), 'pypi_index_url': pypi,
-            'mirrored': sorted(indexes) + sorted(gits)}
+            'mirrored': sorted(indexes) + sorted(gits), 'trusted_hosts': trusted}

@@ -91,7 +91,12 @@ def mirrored(own_world, playbook, target, tmp_path_factory):
     try:
         assert world_serve.main(["stop", "--root", own_world["root"]]) == 0
         sentinel = Sentinel(own_world["port"])
-        mirrors = {"indexes": dict((n, u.replace(original, mirror)) for n, u in own_world["indexes"].items()),
+        # The index mirrors as http://127.1:<port>: the same loopback address, but a host name pip does not count as
+        # this machine's, so pip ignores it as "not a trusted or secure host" - like a plain-http mirror on another
+        # host - unless the run makes it a trusted host (it does for an http index mirror).
+        index_mirror = mirror.replace("://127.0.0.1:", "://127.1:")
+        assert index_mirror != mirror
+        mirrors = {"indexes": dict((n, u.replace(original, index_mirror)) for n, u in own_world["indexes"].items()),
                    "git": {original + "/git/": mirror + "/git/"}}
         base = target.base("mirrors")
         record = base + "-plans.jsonl"

@@ -44,6 +44,15 @@ def test_indexes_and_git_urls_are_rewritten():
                                       'GIT_CONFIG_VALUE_0': 'https://github.com/'}
 
 
+def test_a_plain_http_index_mirror_is_a_trusted_host_for_pip():
+    # pip ignores an http index on another host ("not a trusted or secure host") unless told to trust it.
+    run = mirrors.apply(PINS, {'indexes': {'pypi': 'http://devpi.site:3141/root/pypi/+simple/',
+                                           'torch': 'http://devpi.site:3141/rocm/', 'te': 'https://m.example/te/'}})
+    assert run['trusted_hosts'] == ['devpi.site:3141']
+    assert mirrors.apply(PINS, {'indexes': {'pypi': 'https://m.example/simple'}})['trusted_hosts'] == []
+    assert mirrors.apply(PINS, {})['trusted_hosts'] == []
+
+
 def test_git_environment_rewrites_urls_for_git_itself(tmp_path):
     """The variables are what git reads: `git ls-remote` of the original prefix asks the mirror."""
     mirror = tmp_path / 'mirror'
