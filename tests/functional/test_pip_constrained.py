@@ -289,14 +289,26 @@ def test_forcereinstall_reports_the_reinstall(world, venv, run):
     assert result["added"] == [] and "--force-reinstall" in result["cmd"]
 
 
-def test_vcs_requirement_pinned_to_a_commit_is_decided_offline_a_tag_goes_to_pip(venv, run, tmp_path):
-    repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False)
+def git_tagged(repo, tag):
+    """Make the project directory `repo` a git repository of one commit tagged `tag`; returns the commit."""
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-q", "-m", "init"], check=True)
-    subprocess.run(git + ["tag", "6.0.0-rc5"], check=True)
-    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run(git + ["tag", tag], check=True)
+    return subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def install_stage_pip(venv):
+    """The venv's pip as the venv stage bootstraps it (the real pip wheel of the world's snapshot)."""
+    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"] == PIP_WHEEL]
+    (wheel,) = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)
+    pip_direct(venv, "--no-index", wheel)
+
+
+def test_vcs_requirement_pinned_to_a_commit_is_decided_offline_a_tag_goes_to_pip(venv, run, tmp_path):
+    repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False)
+    commit = git_tagged(repo, "6.0.0-rc5")
     pinned = {"venv": str(venv), "name": ["git+file://%s@%s" % (repo, commit)], "no_build_isolation": True}
     tagged = dict(pinned, name=["git+file://%s@6.0.0-rc5#egg=mlperf-logging" % repo])
     (result, failed), (again, failed_again), (tag, failed_tag) = run.play([task(pinned), task(pinned), task(tagged)])
@@ -472,9 +484,7 @@ def test_the_next_task_reads_the_snapshot_and_a_change_between_tasks_invalidates
 def test_an_install_after_a_dry_run_fetches_each_file_once(world, venv, run):
     # The venv's pip as the venv stage bootstraps it (pip 23's dry-run downloads each wheel it plans; 26.3 reads the
     # PEP 658 metadata only, so the install is the one download).
-    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"] == PIP_WHEEL]
-    (wheel,) = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)
-    pip_direct(venv, "--no-index", wheel)
+    install_stage_pip(venv)
     requests = RequestLog()
     with serve(str(world), access_log=requests) as base:
         args = {"venv": str(venv), "name": ["cuda-app", "torch==%s" % ROCM], "index_url": base + "/simple",
@@ -503,15 +513,8 @@ def test_a_plan_with_a_git_requirement_installs_its_files_and_the_commit_pip_res
         world, venv, run, tmp_path):
     # Primus's requirements name a git checkout at a tag: before, the whole list was resolved a second time.
     repo = make_project(tmp_path / "logging", "mlperf-logging", "4.1.0", static=False, requires=["einops==0.8.1"])
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "init"], check=True)
-    subprocess.run(git + ["tag", "6.0.0-rc5"], check=True)
-    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
-    real = [d for d in packages.load_snapshot(packages.SNAPSHOT)["distributions"] if d["file"] == PIP_WHEEL]
-    (wheel,) = downloads.fetch(os.path.join(REPO, ".cache", "world-downloads"), real)
-    pip_direct(venv, "--no-index", wheel)   # the venv stage's pip (pip 23's dry-run downloads what it plans)
+    commit = git_tagged(repo, "6.0.0-rc5")
+    install_stage_pip(venv)   # pip 23's dry-run downloads what it plans
     requests = RequestLog()
     with serve(str(world), access_log=requests) as base:
         args = {"venv": str(venv), "name": ["git+file://%s@6.0.0-rc5#egg=mlperf-logging" % repo],
