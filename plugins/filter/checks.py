@@ -29,9 +29,9 @@ def preflight_problems(facts):
                                  'needed, as roles/primus publishes them)' % exc)
 
 
-def pins_file_problem(release_file, release, releases_dir):
+def pins_file_problem(release_file, release, releases_dir, stages=None):
     """Why the release or its pins file cannot be used, before Ansible reads it ('' when it can)."""
-    return release_pins.problem(release_file, release, releases_dir)
+    return release_pins.problem(release_file, release, releases_dir, stages)
 
 
 def _last(lines):

@@ -6,8 +6,8 @@
 
 A release name becomes a file name (``releases/<release>.yml``) and a path (``modulefiles/primus/<release>``), so
 it is held to RELEASE_NAME; so is every name under ``sources:``, which becomes a stage, a checkout directory and a
-state file. The pins file must be a regular file of YAML with a ``primus_pins`` mapping of the shape SHAPE (the
-keys every role reads). A message names the file, the key and the fix, and never quotes the file's content (it
+state file. The pins file must be a regular file of YAML with one ``primus_pins`` mapping that the release file's
+schema accepts (plugin_utils/release_schema.py: every key, its type and allowed values; unknown keys refused). A message names the file, the key and the fix, and never quotes the file's content (it
 could be any file the controller can read).
 """
 
@@ -16,33 +16,29 @@ __metaclass__ = type
 
 import errno
 import os
-import re
 import stat
 
 import yaml
 
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import visible
+from ansible_collections.primus.trainenv.plugins.plugin_utils import release_schema
 
 # v26.5, 26.5rc1, v26.5-hotfix.2: a letter or digit first, then letters, digits and . _ -; never '..' or '/'.
-RELEASE_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$')
-SOURCE_NAME = re.compile(r'^[a-z][a-z0-9_]{0,63}$')
+RELEASE_NAME = release_schema.RELEASE_NAME
 MAX_BYTES = 1024 * 1024
-# The keys every role reads, with their types; a mapping's own keys one level down (optional keys are not listed).
-SHAPE = {
-    'release': str, 'python_version': str, 'pip_forbid': list, 'sources': dict,
-    'indexes': ('pypi', 'torch', 'te'),
-    'uv': ('requirement', 'python_request', 'installer_url'),
-    'versions': ('torch', 'rocm_sdk', 'torchaudio', 'torchvision', 'apex', 'transformer_engine'),
-    'venv': ('bootstrap', 'packages'),
-    'torch': ('pre_packages', 'packages', 'device_packages', 'device_archs', 'constraint_names', 'default_archs'),
-    'te': ('min_glibc_for_wheel', 'min_glibcxx_for_wheel', 'deps', 'source_deps', 'wheel', 'replaced_by_source'),
-    'pydeps': ('packages', 'build_from_sdist', 'nltk_data'),
-    'mamba': ('pre_packages', 'purge_prefixes'),
-    'turbo': ('extra_packages', 'requirements_skip', 'rocshmem_placeholder'),
-    'boto': ('packages',), 'cleanup': ('uninstall',), 'torchrec': ('packages_no_deps', 'packages'),
-}
 TYPE_WORDS = {str: 'a string', list: 'a list', dict: 'a mapping', int: 'a number', float: 'a number',
               bool: 'true or false', type(None): 'empty'}
+
+
+RELEASES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles',
+                            'primus', 'vars', 'releases')
+
+
+def shipped_releases(releases_dir=RELEASES_DIR):
+    """The releases this collection ships (a pins file each), sorted."""
+    if not os.path.isdir(releases_dir):
+        return []
+    return sorted(n[:-4] for n in os.listdir(releases_dir) if n.endswith('.yml') and RELEASE_NAME.match(n[:-4]))
 
 
 def release_problem(release, label):
@@ -51,7 +47,7 @@ def release_problem(release, label):
         shown = visible(release) if isinstance(release, str) else TYPE_WORDS.get(type(release), 'a value')
         return ("%s %s is not a release name: it must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
                 "or digit (such as v26.5), because it becomes a file name under releases/ and modulefiles/. Fix: set it "
-                "to a release this collection ships (v26.5)" % (label, shown))
+                "to a release this collection ships (%s)" % (label, shown, ', '.join(shipped_releases())))
     return ''
 
 
@@ -92,35 +88,21 @@ def load(path):
         return None, 'is not valid YAML%s (%s)' % (where, getattr(exc, 'problem', None) or 'a syntax error')
 
 
-def shape_problem(data):
-    """Why the loaded YAML is not a pins file ('' if it is): the first missing or mistyped key, by its full name."""
+def shape_problem(data, stages=None):
+    """Why the loaded YAML is not a pins file ('' if it is): a top-level primus_pins mapping valid against the release
+    file's schema (plugin_utils/release_schema.py); the message names each wrong key path, what it holds and what is
+    expected."""
     if not isinstance(data, dict) or 'primus_pins' not in data:
         # What it holds is described by its type only: its keys could be any file's content (/etc/shadow's lines).
         return 'has no top-level primus_pins mapping (it holds %s)' % (
             'a mapping of other keys' if isinstance(data, dict) else TYPE_WORDS.get(type(data), 'a value'))
-    pins = data['primus_pins']
-    if not isinstance(pins, dict):
-        return 'primus_pins is %s, not a mapping' % TYPE_WORDS.get(type(pins), 'a value')
-    for key, want in SHAPE.items():
-        if key not in pins:
-            return 'has no primus_pins.%s' % key
-        value = pins[key]
-        kind = dict if isinstance(want, tuple) else want
-        if not isinstance(value, kind):
-            return 'primus_pins.%s is %s, not %s' % (key, TYPE_WORDS.get(type(value), 'a value'), TYPE_WORDS[kind])
-        for sub in want if isinstance(want, tuple) else ():
-            if sub not in value:
-                return 'has no primus_pins.%s.%s' % (key, sub)
-    for name, entry in pins['sources'].items():
-        if not isinstance(name, str) or not SOURCE_NAME.match(name):
-            return ('primus_pins.sources has the entry %s, which is not a component name (lower case letters, digits '
-                    'and _; it becomes a stage, a directory and a file name)' % visible(str(name)))
-        if not isinstance(entry, dict):
-            return 'primus_pins.sources.%s is %s, not a mapping' % (name, TYPE_WORDS.get(type(entry), 'a value'))
-    return release_problem(pins['release'], 'primus_pins.release')
+    if len(data) > 1:
+        return 'has top-level keys other than primus_pins (a pins file holds only primus_pins)'
+    found = release_schema.problems(data['primus_pins'], stages)
+    return ('does not match the release file format: ' + release_schema.message(found)) if found else ''
 
 
-def problem(release_file, release, releases_dir):
+def problem(release_file, release, releases_dir, stages=None):
     """The message that stops the run before the pins are read, or ''."""
     if release_file:
         if not isinstance(release_file, str):
@@ -130,22 +112,20 @@ def problem(release_file, release, releases_dir):
             return ('primus_release_file must be an absolute path, got %s. Fix: give the full path of the pins file.'
                     % visible(release_file))
         path, label, fix = release_file, 'primus_release_file', (
-            'point primus_release_file at a pins file of the shape of roles/primus/vars/releases/v26.5.yml, or leave '
-            'it empty to use primus_release')
+            'correct the file (docs/release-file.md describes every key of its format), or leave primus_release_file '
+            'empty to use primus_release')
     else:
         found = release_problem(release, 'primus_release')
         if found:
             return found + '.'
         path, label = os.path.join(releases_dir, release + '.yml'), 'primus_release %s: the pins file' % release
-        shipped = sorted(n[:-4] for n in os.listdir(releases_dir) if n.endswith('.yml')) if os.path.isdir(
-            releases_dir) else []
-        fix = 'set primus_release to a release this collection ships (%s)' % ', '.join(shipped)
+        fix = 'set primus_release to a release this collection ships (%s)' % ', '.join(shipped_releases(releases_dir))
     found = file_problem(path, label)
     if found:
         return '%s. Fix: %s.' % (found, fix)
     data, found = load(path)
     if not found:
-        found = shape_problem(data)
+        found = shape_problem(data, stages)
     if found:
         return '%s %s %s. Fix: %s.' % (label, visible(path), found, fix)
     return ''

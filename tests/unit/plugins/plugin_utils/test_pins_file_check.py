@@ -8,6 +8,8 @@ import os
 import pytest
 import yaml
 
+import stage_registry
+
 from ansible_collections.primus.trainenv.plugins.plugin_utils import preflight_checks, release_pins
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -15,9 +17,17 @@ RELEASES = os.path.join(ROOT, 'roles', 'primus', 'vars', 'releases')
 SHIPPED = os.path.join(RELEASES, 'v26.5.yml')
 
 
-def test_the_shipped_release_passes():
-    assert release_pins.problem('', 'v26.5', RELEASES) == ''
-    assert release_pins.problem(SHIPPED, 'ignored', RELEASES) == ''
+STAGES = stage_registry.views()['order']
+
+
+@pytest.mark.parametrize('name', release_pins.shipped_releases(RELEASES))
+def test_every_shipped_release_passes_the_schema(name):
+    assert release_pins.problem('', name, RELEASES, STAGES) == ''
+    assert release_pins.problem(os.path.join(RELEASES, name + '.yml'), 'ignored', RELEASES, STAGES) == ''
+
+
+def test_both_releases_are_shipped():
+    assert {'v26.5', 'v26.5.1'} <= set(release_pins.shipped_releases(RELEASES))
 
 
 @pytest.mark.parametrize('release', ['../../etc/passwd', '..', 'v26.5/../x', '', '-v', 'a b', 'x' * 65])
@@ -28,11 +38,11 @@ def test_a_release_that_is_not_a_name_is_refused(release):
 
 def test_an_unknown_release_lists_the_shipped_ones():
     found = release_pins.problem('', 'v99.1', RELEASES)
-    assert found.endswith('Fix: set primus_release to a release this collection ships (v26.5).')
+    assert found.endswith('Fix: set primus_release to a release this collection ships (v26.5, v26.5.1).')
 
 
-def write_pins(tmp_path, change):
-    with open(SHIPPED) as handle:
+def write_pins(tmp_path, change, source=SHIPPED):
+    with open(source) as handle:
         data = yaml.safe_load(handle)
     change(data['primus_pins'])
     path = tmp_path / 'pins.yml'
@@ -40,17 +50,115 @@ def write_pins(tmp_path, change):
     return str(path)
 
 
-@pytest.mark.parametrize('change, words', [
-    (lambda p: p.update(release='../../../../tmp/x'), "primus_pins.release '../../../../tmp/x' is not a release name"),
-    (lambda p: p.pop('te'), 'has no primus_pins.te.'),
-    (lambda p: p['torch'].pop('packages'), 'has no primus_pins.torch.packages.'),
-    (lambda p: p.update(sources=['a']), 'primus_pins.sources is a list, not a mapping'),
-    (lambda p: p['sources'].update({'../x': {}}), "the entry '../x', which is not a component name"),
-])
-def test_a_wrong_shaped_pins_file_names_the_key(tmp_path, change, words):
+def _set(path, value):
+    """A change that sets the key at the dotted path (list indexes as numbers)."""
+    def change(pins):
+        *parents, last = path.split('.')
+        node = pins
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        node[int(last) if isinstance(node, list) else last] = value
+    return change
+
+
+def _pop(path):
+    def change(pins):
+        *parents, last = path.split('.')
+        node = pins
+        for key in parents:
+            node = node[key]
+        node.pop(last)
+    return change
+
+
+# Each malformed release file: the change, then the key path and words its message must name (what was found and what
+# is expected). Wrong types at several depths, unknown keys, missing keys, bad versions, a source without a ref.
+MALFORMED = [
+    (_set('torch.packages', 'torch==2.12.0+rocm7.15.0a20260720'),
+     "primus_pins.torch.packages is the string 'torch==2.12.0+rocm7.15.0a20260720', expected a list of requirements"),
+    (_set('release', '../../../../tmp/x'), "primus_pins.release is the string '../../../../tmp/x': not a release name"),
+    (_pop('te'), 'primus_pins.te is missing: expected a mapping'),
+    (_pop('torch.packages'), 'primus_pins.torch.packages is missing: expected a list of requirements'),
+    (_set('sources', ['a']), 'primus_pins.sources is a list, expected a mapping of component names'),
+    (lambda p: p['sources'].update({'../x': {}}), "primus_pins.sources has the key '../x', which is not component names"),
+    (_set('torhc', {}), 'primus_pins.torhc is not a key the schema knows'),
+    (_set('torch.pakages', []), 'primus_pins.torch.pakages is not a key the schema knows (the keys of primus_pins.torch: '),
+    (_set('versions.torch', '2.12.0+rocm 7.15'), "primus_pins.versions.torch is the string '2.12.0+rocm 7.15': not a PEP "
+                                                 "440 version; expected a version"),
+    (_set('versions.apex', 1.12), 'primus_pins.versions.apex is the number 1.12, expected a version'),
+    (_pop('sources.te.ref'), 'primus_pins.sources.te.ref is missing: expected a commit or branch'),
+    (_set('sources.te.ref', 'a07e607'), "primus_pins.sources.te.ref is the string 'a07e607': not a full 40-hex commit "
+                                        "(ref_kind commit)"),
+    (_set('sources.te.ref_kind', 'tag'), "primus_pins.sources.te.ref_kind is the string 'tag', expected one of commit, "
+                                         "branch, short_commit"),
+    (_set('sources.aiter.build.isolation', 'yes'), "primus_pins.sources.aiter.build.isolation is the string 'yes', "
+                                                   "expected true or false"),
+    (_set('sources.flash_attn.build.arch_env.GPU_ARCHS', 'semicolon'),
+     "primus_pins.sources.flash_attn.build.arch_env.GPU_ARCHS is the string 'semicolon', expected one of list, csv"),
+    (_set('sources.torchao.patches.0', {'file': 'x.py', 'before': 'a'}), 'primus_pins.sources.torchao.patches[0].after '
+                                                                         'is missing'),
+    (_set('sources.turbo.repo', '--upload-pack=touch /tmp/x'), "primus_pins.sources.turbo.repo is the string "
+                                                                "'--upload-pack=touch /tmp/x': not a git repository URL"),
+    (_set('turbo.rocshmem_placeholder', '../../outside/x'), "primus_pins.turbo.rocshmem_placeholder is the string "
+                                                            "'../../outside/x': not a relative path that stays inside"),
+    (_set('turbo.rocshmem_placeholder', '/opt/rocshmem'), 'primus_pins.turbo.rocshmem_placeholder is the string '
+                                                          "'/opt/rocshmem': not a relative path"),
+    (_set('torch.device_packages.0', 'amd-torch-device==2.12.0'), 'primus_pins.torch.device_packages[0] is the string '
+                                                                  "'amd-torch-device==2.12.0': not a per-arch requirement"),
+    (_set('torch.pre_packages.1', '--index-url=http://evil/simple'), 'primus_pins.torch.pre_packages[1] is the string '
+                                                                     "'--index-url=http://evil/simple': an option, not "
+                                                                     'a requirement'),
+    (_set('te.wheel', 'transformer_engine_rocm_torch>=2'), "primus_pins.te.wheel is the string "
+                                                           "'transformer_engine_rocm_torch>=2': not an exact pin"),
+    (_set('indexes.torch', 'https://user:s3cret@mirror/simple?x=1'), "primus_pins.indexes.torch is the string "
+                                                                     "'https://user:****@mirror/simple?x=1': not an http"),
+    (_set('torch.default_archs', ['gfx1100']), "primus_pins.torch.default_archs[0] is the string 'gfx1100', which is not "
+                                               "in device_archs"),
+    (_set('python_version', 3.12), 'primus_pins.python_version is the number 3.12, expected a major.minor version'),
+    (_set('installed_fixes', [{'name': 'x', 'stage': 'torch', 'path': '../etc/passwd', 'link_to': 'a'}]),
+     "primus_pins.installed_fixes[0].path is the string '../etc/passwd': not a relative path"),
+    (_set('installed_fixes', [{'name': 'x', 'stage': 'torch', 'path': 'a/b', 'before': 'x'}]),
+     'primus_pins.installed_fixes[0] must have all of before, after together'),
+    (_set('installed_fixes', [{'name': 'x', 'stage': 'torch', 'path': 'a/b', 'link_to': 'c', 'before': 'x',
+                               'after': 'y'}]), 'primus_pins.installed_fixes[0] must have exactly one of link_to or '
+                                                'before+after'),
+    (_set('installed_fixes', [{'name': 'x', 'stage': 'tourch', 'path': 'a/b', 'link_to': 'c'}]),
+     "primus_pins.installed_fixes[0].stage is the string 'tourch': not a stage"),
+    (_set('pydeps.build_from_sdist', ['tensorstore==0.1.46']), "primus_pins.pydeps.build_from_sdist[0] is the string "
+                                                               "'tensorstore==0.1.46', which is not in pydeps.packages"),
+]
+
+
+@pytest.mark.parametrize('change, words', MALFORMED, ids=[w.split(' ')[0] + '-' + str(i) for i, (_c, w) in
+                                                          enumerate(MALFORMED)])
+def test_a_malformed_release_file_names_the_key_path_what_was_found_and_what_is_expected(tmp_path, change, words):
     path = write_pins(tmp_path, change)
-    found = release_pins.problem(path, 'v26.5', RELEASES)
-    assert found.startswith("primus_release_file '%s' " % path) and words in found, found
+    found = release_pins.problem(path, 'v26.5', RELEASES, STAGES)
+    assert found.startswith("primus_release_file '%s' does not match the release file format: " % path), found
+    assert words in found, found
+    assert found.endswith('Fix: correct the file (docs/release-file.md describes every key of its format), or leave '
+                          'primus_release_file empty to use primus_release.'), found
+    assert 's3cret' not in found
+
+
+def test_every_problem_of_a_file_is_named_up_to_five():
+    def change(pins):
+        for key in [k for k, v in pins.items() if isinstance(v, dict) and k != 'sources'][:7]:
+            pins[key]['extra_key'] = 1
+    found = release_pins.shape_problem({'primus_pins': yaml.safe_load(open(SHIPPED))['primus_pins']})
+    assert found == ''
+    data = yaml.safe_load(open(SHIPPED))
+    change(data['primus_pins'])
+    found = release_pins.shape_problem(data)
+    assert found.count('is not a key the schema knows') == 5 and found.endswith('and 2 more'), found
+
+
+def test_a_pins_file_holds_only_primus_pins(tmp_path):
+    data = yaml.safe_load(open(SHIPPED))
+    data['other'] = {'x': 1}
+    path = tmp_path / 'pins.yml'
+    path.write_text(yaml.safe_dump(data))
+    assert 'has top-level keys other than primus_pins' in release_pins.problem(str(path), 'v26.5', RELEASES)
 
 
 def test_a_file_that_is_not_pins_is_described_never_quoted(tmp_path):
