@@ -14,14 +14,31 @@ nothing else changed, and reports every later date that is incomplete and why:
     python3 tools/relock.py --pins roles/primus/vars/releases/v26.5.yml --out /tmp/v26.5.yml
     python3 tools/relock.py --pins ... --index https://mirror.example/rocm/whl-multi-arch --archs gfx942
 
-Exit status: 0 with a new file written, 2 when the current date is already the newest complete one
-(nothing written), 1 when no date is complete. Then re-make the lock (tools/release_lock.py).
+A release that pins the ROCm SDK first (torch.sdk_packages: rocm, rocm-sdk-core, rocm-sdk-libraries ... at the
+SDK's version) needs each of those at the date's rocm-sdk-devel version too.
+
+It also proposes the TransformerEngine wheel: the newest transformer_engine_rocm_torch on the TE index (indexes.te)
+for the same ROCm line and a nightly date no later than the chosen one, whose core wheel has a CPython 3.12 build, or
+says that there is none. `--te` writes it (te.wheel, versions.transformer_engine, and sources.te at the commit its
+label names: abbreviated, ref_kind short_commit).
+
+`--resolve-commits` completes every abbreviated commit of the pins (sources.<name>.ref_kind short_commit) from its
+repository (a blob-less bare clone, then git rev-parse) and writes the full commit with ref_kind commit; an
+abbreviation that is not found or not unique is an error. It runs after the nightly move, or alone with
+--no-nightly.
+
+Exit status: 0 with a new file written, 2 when nothing changed (the current date is already the newest complete
+one, and nothing else was asked), 1 when no date is complete or a commit cannot be resolved. Then re-make the lock
+(tools/release_lock.py).
 """
 import argparse
 import concurrent.futures
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -35,7 +52,12 @@ MAIN = (("torch", "torch"), ("torchaudio", "torchaudio"), ("torchvision", "torch
         ("rocm-sdk-devel", "rocm_sdk"))
 DEVICE = (("amd-torch-device-{arch}", "torch"), ("rocm-sdk-device-{arch}", "rocm-sdk-devel"),
           ("amd-torchvision-device-{arch}", "torchvision"))
+# The SDK's own projects a release may pin first (torch.sdk_packages), each at the rocm-sdk-devel version of a date.
+SDK_PROJECTS = ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
+TE_GLUE, TE_CORE = "transformer-engine-rocm-torch", "transformer-engine-rocm7"
 WHEEL = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+)(?:-\d[^-]*)?-(?P<tags>[^-]+-[^-]+-[^-]+)\.whl$")
+SDIST = re.compile(r"^(?P<name>.+?)-(?P<version>\d[^-]*)\.tar\.gz$")
+TE_LABEL = re.compile(r"\+rocm(\d+(?:\.\d+)*)a(20\d{6})\.([0-9a-f]{7,40})$")
 LINE = re.compile(r"(\d+(?:\.\d+)*)a(20\d{6})")
 TIMEOUT = 30
 
@@ -88,13 +110,21 @@ def _version_key(version):
     return [int(p) if p.isdigit() else p for p in re.split(r"[.+a-z]+", version) if p]
 
 
-def judge(pages, archs, line):
-    """([(date, {project: version}, [reasons])], newest first) over every date any project publishes."""
+def judge(pages, archs, line, sdk=()):
+    """([(date, {project: version}, [reasons])], newest first) over every date any project publishes.
+    sdk: the SDK projects the pins install first, each needed at the date's rocm-sdk-devel version."""
     by_project = dict((p, published(files, line)) for p, files in pages.items())
     dates = sorted(set(d for dates in by_project.values() for d in dates), reverse=True)
     verdicts = []
     for date in dates:
         chosen, reasons = {}, []
+        for project in sdk:
+            versions = by_project.get(project, {}).get(date, {})
+            want = [v for v, why in versions.items() if not why]
+            if not versions:
+                reasons.append("%s: not published" % project)
+            elif not want:
+                reasons.append("%s: %s" % (project, "; ".join(sorted(set(versions.values())))))
         for project in dict(MAIN):
             versions = by_project.get(project, {}).get(date, {})
             good = sorted((v for v, why in versions.items() if not why), key=_version_key)
@@ -118,8 +148,97 @@ def judge(pages, archs, line):
                     reasons.append("%s: no wheel at %s%s" % (project, want, has))
                 elif versions[want]:
                     reasons.append("%s: %s" % (project, versions[want]))
+        devel = chosen.get("rocm-sdk-devel")
+        for project in sdk:
+            versions = by_project.get(project, {}).get(date, {})
+            if devel and versions and devel not in versions:
+                reasons.append("%s: no wheel at %s (has %s)" % (project, devel, ", ".join(sorted(versions))))
         verdicts.append((date, chosen, reasons))
     return verdicts
+
+
+def te_proposal(glue_files, core_files, line, date):
+    """(version, why): the newest TE glue version on the ROCm line whose label's date is not later than `date` and
+    whose core wheel has a cp312 Linux build; version '' and why there is none otherwise."""
+    core_ok = set()
+    for name in core_files:
+        match = WHEEL.match(name)
+        if match and fits_cp312(match.group("tags")):
+            core_ok.add(match.group("version"))
+    candidates, seen = [], []
+    for name in glue_files:
+        match = SDIST.match(name) or WHEEL.match(name)
+        if not match:
+            continue
+        version = match.group("version")
+        label = TE_LABEL.search(version)
+        if not label or label.group(1) != line:
+            continue
+        seen.append(version)
+        if label.group(2) <= date and version in core_ok:
+            candidates.append((label.group(2), _version_key(version), version))
+    if candidates:
+        return sorted(candidates)[-1][2], ""
+    if not seen:
+        return "", "the TE index publishes no transformer_engine_rocm_torch for ROCm %s" % line
+    return "", ("no transformer_engine_rocm_torch for ROCm %s dated %s or earlier has a CPython 3.12 core wheel "
+                "(published: %s)" % (line, date, ", ".join(sorted(seen))))
+
+
+def _yaml_lines(lines):
+    """Yield (index, key path, value text) of every `key: value` line of a block-style YAML text."""
+    stack = []
+    for index, line in enumerate(lines):
+        match = re.match(r"^(\s*)([A-Za-z0-9_]+):(\s*)(.*?)\s*$", line)
+        if not match or line.lstrip().startswith("#"):
+            continue
+        indent = len(match.group(1))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, match.group(2)))
+        yield index, tuple(key for _i, key in stack), match.group(4)
+
+
+def set_values(text, values):
+    """The pins text with each {key path tuple: new scalar text} set in place (comments and order kept); KeyError
+    names a path the text does not have."""
+    lines = text.splitlines(True)
+    done = set()
+    for index, path, _value in list(_yaml_lines(lines)):
+        if path in values:
+            match = re.match(r"^(\s*[A-Za-z0-9_]+:\s*)(.*?)(\s*)$", lines[index])
+            lines[index] = match.group(1) + values[path] + "\n"
+            done.add(path)
+    missing = set(values) - done
+    if missing:
+        raise KeyError("the pins file has no %s" % ", ".join(".".join(p) for p in sorted(missing)))
+    return "".join(lines)
+
+
+def resolve_commit(repo, short, git="git", timeout=600):
+    """The full commit an abbreviated one names in the repository (a blob-less bare clone); ValueError says why not."""
+    if repo.startswith("-") or not re.match(r"^[0-9a-f]{7,39}$", short):
+        raise ValueError("%r / %r is not a repository and an abbreviated commit" % (redact_url(repo), short))
+    tmp = tempfile.mkdtemp(prefix="relock-")
+    try:
+        env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+        clone = subprocess.run([git, "clone", "--quiet", "--bare", "--filter=blob:none", "--", repo, tmp + "/r"],
+                               capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        if clone.returncode:
+            raise ValueError("cannot clone %s: %s" % (redact_url(repo), redact_url(clone.stderr.strip().splitlines()[-1]
+                                                                                 if clone.stderr.strip() else "")))
+        found = subprocess.run([git, "-C", tmp + "/r", "rev-parse", "--verify", "--quiet", short + "^{commit}"],
+                               capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        full = found.stdout.strip()
+        if found.returncode or not COMMIT.match(full):
+            raise ValueError("%s has no single commit %s (not found, or the abbreviation is ambiguous)"
+                             % (redact_url(repo), short))
+        return full
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def rewrite(text, versions, chosen):
@@ -132,48 +251,104 @@ def rewrite(text, versions, chosen):
     return pattern.sub(lambda m: replacements[m.group(0)], text)
 
 
+def move_nightly(text, pins, index, archs, out=print):
+    """(new text, date, chosen) at the newest complete date, or (None, reason code, message): 2 nothing newer, 1 none."""
+    line, current = nightly(str(pins["versions"]["rocm_sdk"]))
+    if not line:
+        return None, 1, "versions.rocm_sdk %r is not a nightly version" % pins["versions"]["rocm_sdk"]
+    sdk_names = set(normalize_name(re.split(r"[=<>!~\[; ]", r, 1)[0]) for r in pins["torch"].get("sdk_packages") or [])
+    sdk = [p for p in SDK_PROJECTS if p in sdk_names]
+    projects = list(dict(MAIN)) + sdk + [pattern.format(arch=a) for a in archs for pattern in dict(DEVICE)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        pages = dict(zip(projects, pool.map(lambda p: fetch(index, p), projects)))
+    verdicts = judge(pages, archs, line, sdk)
+    out("ROCm index %s, line %s, archs %s, current date %s" % (redact_url(index), line, ",".join(archs), current))
+    for date, chosen, reasons in verdicts:
+        if reasons:
+            out("  %s incomplete: %s" % (date, "; ".join(reasons)))
+            continue
+        out("  %s complete: %s" % (date, ", ".join("%s %s" % kv for kv in sorted(chosen.items()))))
+        if date == current:
+            return None, 2, "%s is already the newest complete date" % current
+        return rewrite(text, pins["versions"], chosen), date, chosen
+    return None, 1, ("no date publishes the complete set: keep the current pins and use a wheelhouse or a site mirror "
+                     "that still has them (docs: the release lock and the air-gapped wheelhouse)")
+
+
 def main(argv=None):
     import yaml  # the controller's (ansible-core requires PyYAML)
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--pins", required=True, help="the current release pins file")
     parser.add_argument("--out", required=True, help="the new pins file to write")
     parser.add_argument("--index", help="the ROCm index (default: the pins' indexes.torch)")
+    parser.add_argument("--te-index", help="the TE index (default: the pins' indexes.te)")
     parser.add_argument("--archs", help="comma-separated GPU archs (default: the pins' torch.device_archs)")
+    parser.add_argument("--te", action="store_true", help="write the proposed TE wheel into the new pins")
+    parser.add_argument("--resolve-commits", action="store_true",
+                        help="complete every abbreviated commit (ref_kind short_commit) from its repository")
+    parser.add_argument("--no-nightly", action="store_true", help="keep the nightly (with --resolve-commits)")
     args = parser.parse_args(argv)
     with open(args.pins) as handle:
         text = handle.read()
     pins = (yaml.safe_load(text) or {}).get("primus_pins") or {}
     index = args.index or pins["indexes"]["torch"]
     archs = [a for a in (args.archs.split(",") if args.archs else pins["torch"]["device_archs"]) if a]
-    line, current = nightly(str(pins["versions"]["rocm_sdk"]))
-    if not line:
-        print("%s: versions.rocm_sdk %r is not a nightly version" % (args.pins, pins["versions"]["rocm_sdk"]), file=sys.stderr)
-        return 1
-    projects = list(dict(MAIN)) + [pattern.format(arch=a) for a in archs for pattern in dict(DEVICE)]
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        pages = dict(zip(projects, pool.map(lambda p: fetch(index, p), projects)))
-    verdicts = judge(pages, archs, line)
-    print("ROCm index %s, line %s, archs %s, current date %s" % (redact_url(index), line, ",".join(archs), current))
-    newest = None
-    for date, chosen, reasons in verdicts:
-        if reasons:
-            print("  %s incomplete: %s" % (date, "; ".join(reasons)))
+    new_text, status = text, 2
+    line, date = nightly(str(pins["versions"]["rocm_sdk"]))
+    if not args.no_nightly:
+        moved, code, detail = move_nightly(text, pins, index, archs)
+        if moved is None:
+            print(detail, file=sys.stderr if code == 1 else sys.stdout)
+            if code == 1:
+                return code
         else:
-            print("  %s complete: %s" % (date, ", ".join("%s %s" % kv for kv in sorted(chosen.items()))))
-            newest = (date, chosen)
-            break
-    if newest is None:
-        print("no date publishes the complete set: keep the current pins and use a wheelhouse or a site mirror that "
-              "still has them (README, \"When the nightly disappears\")", file=sys.stderr)
-        return 1
-    if newest[0] == current:
-        print("%s is already the newest complete date: nothing written" % current)
+            new_text, status, date = moved, 0, code
+            print("nightly %s -> %s" % (nightly(str(pins["versions"]["rocm_sdk"]))[1], date))
+    te_index = args.te_index or pins["indexes"]["te"]
+    try:
+        glue, core = fetch(te_index, TE_GLUE), fetch(te_index, TE_CORE)
+        proposal, why = te_proposal(glue, core, line, date)
+    except (urllib.error.URLError, OSError) as exc:
+        proposal, why = "", "the TE index %s cannot be read: %s" % (redact_url(te_index), exc)
+    current_te = str(pins["versions"]["transformer_engine"])
+    if not proposal:
+        print("TE: no proposal: %s; te.wheel stays %s" % (why, current_te))
+    elif proposal == current_te:
+        print("TE: %s is the newest for ROCm %s dated %s or earlier; unchanged" % (current_te, line, date))
+    elif not args.te:
+        print("TE: proposed %s (the pins have %s); re-run with --te to write it" % (proposal, current_te))
+    else:
+        commit = TE_LABEL.search(proposal).group(3)
+        name = pins["te"]["wheel"].split("==")[0]
+        new_text = set_values(new_text, {
+            ("primus_pins", "versions", "transformer_engine"): proposal,
+            ("primus_pins", "te", "wheel"): "%s==%s" % (name, proposal),
+            ("primus_pins", "sources", "te", "ref"): commit,
+            ("primus_pins", "sources", "te", "ref_kind"): "commit" if COMMIT.match(commit) else "short_commit"})
+        status = 0
+        print("TE: %s -> %s (source mode builds commit %s%s)" % (current_te, proposal, commit,
+                                                                  "" if COMMIT.match(commit) else
+                                                                  ": abbreviated, see --resolve-commits"))
+    if args.resolve_commits:
+        current = (yaml.safe_load(new_text) or {}).get("primus_pins") or {}
+        for name, source in sorted((current.get("sources") or {}).items()):
+            if source.get("ref_kind") != "short_commit":
+                continue
+            try:
+                full = resolve_commit(source["repo"], source["ref"])
+            except (ValueError, OSError, subprocess.SubprocessError) as exc:
+                print("sources.%s: %s" % (name, exc), file=sys.stderr)
+                return 1
+            new_text = set_values(new_text, {("primus_pins", "sources", name, "ref"): full,
+                                             ("primus_pins", "sources", name, "ref_kind"): "commit"})
+            status = 0
+            print("sources.%s: %s -> %s" % (name, source["ref"], full))
+    if status == 2:
+        print("nothing written")
         return 2
-    new_text = rewrite(text, pins["versions"], newest[1])
     with open(args.out, "w") as handle:
         handle.write(new_text)
-    print("wrote %s: nightly %s -> %s. Next: converge once with primus_lock_record and make the lock "
-          "(tools/release_lock.py)." % (args.out, current, newest[0]))
+    print("wrote %s. Next: converge once with primus_lock_record and make the lock (tools/release_lock.py)." % args.out)
     return 0
 
 

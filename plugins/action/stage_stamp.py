@@ -5,8 +5,9 @@
 """primus.trainenv.stage_stamp (documented in plugins/modules/stage_stamp.py): the stamp of a stage, from the run's facts.
 
 Inside playbooks/primus.yml a stage names only what it built (stage, distributions, outputs); the state directory, the
-release, the stage's key, the venv and the seconds since the stage started (primus.trainenv.stage_start) come from the
-facts the core role, preflight and stage_start published. An option given explicitly wins.
+release, the stage's key, the venv, the seconds since the stage started (primus.trainenv.stage_start) and the release's
+fixes to installed files (re-applied after every stage that changed the venv) come from the facts the core role,
+preflight and stage_start published. An option given explicitly wins.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,6 +49,11 @@ class ActionModule(ActionBase):
             args['key'] = keys[stage]
         if args.get('distributions') and 'venv' not in args:
             args['venv'] = self._fact(task_vars, 'primus_paths')['venv']
+        # The release's fixes to installed files, re-applied where this stage's pip runs put an original back.
+        fixes = self._fact(task_vars, 'primus_pins').get('installed_fixes') or []
+        if fixes and 'installed_fixes' not in args:
+            args['installed_fixes'] = fixes
+            args.setdefault('site_packages', self._fact(task_vars, 'primus_paths')['site_packages'])
         if 'seconds' not in args:
             started = ((task_vars.get('ansible_facts') or {}).get(STARTED) or {}).get(stage)
             if started is None:

@@ -30,7 +30,7 @@ from ansible_collections.primus.trainenv.plugins.module_utils.common import Reda
 
 FORMAT = 1
 FIELDS = ('release', 'host', 'os', 'glibc', 'glibcxx', 'python', 'archs', 'te_mode', 'plan', 'distributions', 'checkouts',
-          'build_keys', 'env_sh', 'timings', 'verify')
+          'build_keys', 'env_sh', 'timings', 'verify', 'installed_fixes')
 # Maps whose keys are names of things (distributions, checkouts, stages), never of secrets.
 NAME_MAPS = ('distributions', 'checkouts', 'build_keys', 'timings')
 VOLATILE = ('generated', 'timings')
@@ -186,6 +186,10 @@ def validate(data):
                                 % (stage, seconds))
     _expect(data, 'verify', (dict, list), 'a mapping of check -> result or a list of results')
     _expect(data, 'plan', dict, "a mapping of preflight's per-node decisions")
+    _expect(data, 'installed_fixes', list, 'a list of fixes and their states')
+    for fix in data.get('installed_fixes') or []:
+        if not isinstance(fix, dict) or not all(isinstance(fix.get(k), str) for k in ('name', 'path', 'state')):
+            raise ManifestError('data.installed_fixes holds {name, path, state} of each fix, got %r' % (fix,))
 
 
 def build(data, env_sh_sha256, generated):

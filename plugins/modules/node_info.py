@@ -90,6 +90,18 @@ options:
     type: list
     elements: str
     default: []
+  installed_fixes:
+    description:
+      - The release's fixes to installed files (C(primus_pins.installed_fixes)), decided as
+        M(primus.trainenv.installed_fixes) decides them, against the site-packages of O(venv) with the Python of
+        O(fixes_python) (RV(installed_fixes)). Read only.
+    type: list
+    elements: dict
+    default: []
+  fixes_python:
+    description: The venv's Python version (major.minor) whose site-packages O(installed_fixes) are under.
+    type: str
+    default: ''
   glibc:
     description: Also read the glibc and libstdc++ facts (RV(glibc)), as M(primus.trainenv.glibc_facts) does.
     type: bool
@@ -299,6 +311,16 @@ globs:
   returned: always
   type: dict
   sample: {"/home/trainer/envs/primus-env/nltk_data/*/punkt_tab.zip": ["/home/trainer/envs/primus-env/nltk_data/tokenizers/punkt_tab.zip"]}
+installed_fixes:
+  description:
+    - For each fix of O(installed_fixes), in order - C(name), C(kind) (V(link) or V(line)), C(path), C(state)
+      (V(applied), V(pending), V(not_installed) or V(broken)) and C(why) (what was found, in words). Empty when O(venv)
+      or O(fixes_python) is empty.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"name": "comgr_single_copy", "kind": "link", "path": "_rocm_sdk_core/lib/libamd_comgr.so.3",
+            "state": "pending", "why": "_rocm_sdk_core/lib/libamd_comgr.so.3 is a second regular file (16 bytes)"}]
 glibc:
   description:
     - With O(glibc) - the facts M(primus.trainenv.glibc_facts) reports (C(version), C(source), C(ldd_line),
@@ -335,7 +357,8 @@ import stat
 import sys
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils import base_lock, glibc, gpu_arch, mountinfo, stage_state, venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils import (
+    base_lock, glibc, gpu_arch, installed_fixes, mountinfo, stage_state, venv_state)
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import (
     base_entries_problem, normalise, private_dir_problem, visible, written_dir_problem)
 
@@ -603,6 +626,23 @@ def gpu_facts(module, options, venv):
     return dict(facts, problem='')
 
 
+def look_at_fixes(venv, python_version, fixes):
+    """Each fix's state in the venv's site-packages (installed_fixes.decide), read only; a fix that cannot be decided
+    is reported broken with the reason, for preflight to explain."""
+    if not venv or not python_version or not os.path.isabs(venv):
+        return []
+    site = os.path.join(venv, 'lib', 'python%s' % python_version, 'site-packages')
+    out = []
+    for fix in fixes:
+        entry = dict(name=str(fix.get('name', '')), kind=installed_fixes.kind(fix), path=str(fix.get('path', '')))
+        try:
+            state, why, _before, _after = installed_fixes.decide(site, fix)
+        except (installed_fixes.FixError, KeyError, IOError, OSError) as exc:
+            state, why = installed_fixes.BROKEN, str(exc)
+        out.append(dict(entry, state=state, why=why))
+    return out
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -617,6 +657,8 @@ def main():
             written_dirs=dict(type='dict', default={}),
             glibc=dict(type='bool', default=False),
             gpu=dict(type='dict', default={}),
+            installed_fixes=dict(type='list', elements='dict', default=[]),
+            fixes_python=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
@@ -651,6 +693,8 @@ def main():
         venv = module.params['venv']
         node['venv'] = venv_info(module, os.path.normpath(venv), module.params['path']) if os.path.isabs(venv) else dict(
             path=venv, kind='absent', problem='', debris=[], distributions={})
+    node['installed_fixes'] = look_at_fixes(module.params['venv'], module.params['fixes_python'],
+                                            module.params['installed_fixes'])
     if module.params['glibc']:
         try:
             node['glibc'] = dict(glibc.gather(module), problem='')

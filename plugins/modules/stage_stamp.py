@@ -23,6 +23,9 @@ description:
     C(outputs.seconds) do not count, so a converged run writes nothing and a stamp keeps the time of the run that
     built its result. Written through a temporary file and a rename, mode 0644; the directory is
     created with mode 0755.
+  - With O(installed_fixes), the release's fixes to installed files are decided first and any the stage undid (a pip
+    run of the stage reinstalled the original) is applied again, as M(primus.trainenv.installed_fixes) does; a fix
+    whose file is not installed is left alone, one that is broken fails the task. RV(fixes) names those applied.
   - M(primus.trainenv.node_info) reads the stamps back (its O(primus.trainenv.node_info#module:state_dir) option), in
     the run's one look at the node.
 author:
@@ -58,6 +61,14 @@ options:
   venv:
     description: The venv to read the installed versions of O(distributions) from (required with them).
     type: path
+  site_packages:
+    description: The venv's site-packages, which O(installed_fixes) paths are relative to (required with them).
+    type: path
+  installed_fixes:
+    description: The release's fixes to installed files (see M(primus.trainenv.installed_fixes)), re-applied first.
+    type: list
+    elements: dict
+    default: []
   distributions:
     description:
       - Distributions whose installed version is recorded, given as names or requirements (C(torch==2.12.0+rocm...));
@@ -102,6 +113,12 @@ previous:
   description: The stamp that was there before (empty when there was none or it could not be read).
   returned: always
   type: dict
+fixes:
+  description: The names of the O(installed_fixes) applied again before the stamp was written.
+  returned: always
+  type: list
+  elements: str
+  sample: [comgr_single_copy]
 '''
 
 import json
@@ -111,7 +128,7 @@ import socket
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
+from ansible_collections.primus.trainenv.plugins.module_utils import installed_fixes, stage_state
 from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import write_atomic
 
@@ -162,6 +179,8 @@ def main():
             venv=dict(type='path'),
             distributions=dict(type='list', elements='str', default=[]),
             seconds=dict(type='float'),
+            site_packages=dict(type='path'),
+            installed_fixes=dict(type='list', elements='dict', default=[]),
         ),
         supports_check_mode=True,
     )
@@ -200,6 +219,19 @@ def main():
                              % (stage, ', '.join(missing), params['venv']), missing=missing)
         outputs['distributions'] = dict((n, found[n]) for n in names)
 
+    fixed, fix_diffs = [], []
+    if params['installed_fixes']:
+        if not params['site_packages']:
+            module.fail_json(msg='installed_fixes are relative to site_packages: site_packages is required with them')
+        try:
+            results, fix_diffs, failure = installed_fixes.run(params['site_packages'], params['installed_fixes'],
+                                                              check_mode=module.check_mode)
+        except (installed_fixes.FixError, IOError, OSError) as exc:
+            module.fail_json(msg='stage %s: installed_fixes: %s' % (stage, exc))
+        if failure:
+            module.fail_json(msg=failure, fixes=[])
+        fixed = [r['name'] for r in results if r['changed']]
+
     try:
         stamp = stage_state.make_stamp(stage, params['release'], params['key'], outputs, socket.gethostname(),
                                        time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
@@ -209,7 +241,9 @@ def main():
     previous = stage_state.read_stamps(params['path']).get(stage, {})
     previous.pop('problem', None)
     if stage_state.same_result(previous, stamp):
-        module.exit_json(changed=False, path=path, stamp=previous, previous=previous)
+        if fixed:
+            module.exit_json(changed=True, path=path, stamp=previous, previous=previous, fixes=fixed, diff=fix_diffs)
+        module.exit_json(changed=False, path=path, stamp=previous, previous=previous, fixes=fixed)
     text = json.dumps(stamp, indent=2, sort_keys=True) + '\n'
     if not module.check_mode:
         state_dir = os.path.dirname(path)
@@ -223,7 +257,7 @@ def main():
             module.fail_json(msg='cannot write the stamp %s: %s' % (path, exc), path=path)
     diff = dict(before_header=path, after_header=path, after=text,
                 before=json.dumps(previous, indent=2, sort_keys=True) + '\n' if previous else '')
-    module.exit_json(changed=True, path=path, stamp=stamp, previous=previous, diff=diff)
+    module.exit_json(changed=True, path=path, stamp=stamp, previous=previous, fixes=fixed, diff=[diff] + fix_diffs)
 
 
 if __name__ == '__main__':

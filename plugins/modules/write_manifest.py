@@ -46,7 +46,8 @@ options:
         C(python), C(archs) (list of gfx names), C(te_mode), C(plan) (preflight's per-node decisions that follow from
         the archs - device wheels, C(NVTE_CK_IS_V3_ATOMIC_FP32)), C(distributions) (name -> version), C(checkouts)
         (name -> commit), C(build_keys) (stage -> key id), C(env_sh) (absolute path of env.sh; the manifest records its
-        sha256), C(timings) (stage -> seconds), C(verify) (check -> result, or a list of results)."
+        sha256), C(timings) (stage -> seconds), C(verify) (check -> result, or a list of results), C(installed_fixes)
+        (the release's fixes to installed files, each C(name), C(kind), C(path), C(state), C(why))."
       - Other keys are refused (a typo would drop a record silently), after environment dumps are left out.
     type: dict
     required: true

@@ -19,6 +19,7 @@ import re
 
 from ansible_collections.primus.trainenv.plugins.module_utils.gpu_arch import ArchError, KNOWN_ARCHS, normalize_arch_list
 from ansible_collections.primus.trainenv.plugins.module_utils import venv_state
+from ansible_collections.primus.trainenv.plugins.module_utils.common import redact_url
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import visible
 
 TE_MODES = ('auto', 'wheel', 'source')
@@ -66,6 +67,25 @@ def _te_mode(settings, pins):
     return ("PRIMUS_TE_MODE must be one of auto, wheel, source (got '%s'). Fix: unset it (auto picks the wheel on glibc "
             ">= %s, else a source build), or set PRIMUS_TE_MODE / primus_te_mode to wheel or source."
             % (_text(settings.get('te_mode')), pins['te']['min_glibc_for_wheel']))
+
+
+def _te_source_ref(settings, pins):
+    """primus_te_source_ref: a full commit that names the release's TE commit (roles/primus used it when it does)."""
+    given = _text(settings.get('te_source_ref'))
+    source = (pins.get('sources') or {}).get('te') or {}
+    full = re.match(r'^[0-9a-f]{40}$', given)
+    if not given or (full and source.get('ref') == given):
+        return ''
+    ref = _text(source.get('ref'))
+    if not full:
+        why = 'is not a full commit (40 lower-case hex digits)'
+    elif source.get('ref_kind') == 'branch':
+        why = "cannot pin the release's TE branch %s (only an abbreviated commit can be completed)" % ref
+    else:
+        why = 'does not start with the commit the release names for TE (%s)' % ref
+    return ("primus_te_source_ref %s %s. Fix: give the full commit of TE %s (git rev-parse %s in a clone of %s), or "
+            "leave it empty. Nothing was created or changed." % (visible(given), why, ref, ref,
+                                                                 redact_url(_text(source.get('repo'))) or 'its repository'))
 
 
 def _arch(settings):
@@ -241,7 +261,8 @@ def problems(facts):
     settings = facts['settings']
     node = facts['node']
     pins = facts['pins']
-    found = [_base(settings), _directories(facts['inputs']), _te_mode(settings, pins), _arch(settings),
+    found = [_base(settings), _directories(facts['inputs']), _te_mode(settings, pins), _te_source_ref(settings, pins),
+             _arch(settings),
              _max_jobs(settings), _jit_cache(settings), _min_free_gib(settings),
              _written(node), _usable(node), _private(node), _space(settings, node), _python(settings, node, pins),
              _venv(node, pins, facts['paths']), _tools(settings, node)]

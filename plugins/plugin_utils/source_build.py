@@ -32,6 +32,8 @@ from ansible_collections.primus.trainenv.plugins.module_utils import stage_state
 from ansible_collections.primus.trainenv.plugins.module_utils.common import normalize_name
 
 COMMIT = re.compile(r'^[0-9a-f]{40}$')
+# An abbreviated commit (ref_kind short_commit): what a release knows when only a label names the commit.
+SHORT_COMMIT = re.compile(r'^[0-9a-f]{7,39}$')
 # A branch name git accepts and that cannot be read as an option or a revision expression.
 BRANCH = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._/-]*$')
 ENV_NAME = re.compile(r'^[A-Z_][A-Z0-9_]*$')
@@ -94,8 +96,11 @@ def check_source(name, source):
         problems.append('%s.ref %r is not a full 40-hex commit (ref_kind commit)' % (where, source['ref']))
     elif source['ref_kind'] == 'branch' and not BRANCH.match(source['ref']):
         problems.append('%s.ref %r is not a branch name' % (where, source['ref']))
-    elif source['ref_kind'] not in ('commit', 'branch'):
-        problems.append('%s.ref_kind must be commit or branch, got %r' % (where, source['ref_kind']))
+    elif source['ref_kind'] == 'short_commit' and not SHORT_COMMIT.match(source['ref']):
+        problems.append('%s.ref %r is not an abbreviated commit of 7 to 39 hex digits (ref_kind short_commit)'
+                        % (where, source['ref']))
+    elif source['ref_kind'] not in ('commit', 'branch', 'short_commit'):
+        problems.append('%s.ref_kind must be commit, branch or short_commit, got %r' % (where, source['ref_kind']))
     if 'dir' in source and not (isinstance(source['dir'], str) and DIR_NAME.match(source['dir'])):
         problems.append('%s.dir %r is not a directory name' % (where, source['dir']))
     build = source.get('build')
@@ -301,12 +306,17 @@ def floating_to_resolve(names, sources, stamps, refresh):
 def source_commits(sources, stamps, resolved):
     """{name: commit} of every component: its pin (ref_kind commit), else what ``git ls-remote`` just
     answered (``resolved``: {name: ls-remote output}), else the commit recorded in its stamp, else ''.
+    An abbreviated commit (ref_kind short_commit) is never expanded here: only a recorded full commit that starts
+    with it counts (a base built with the full commit given keeps it), else ''.
     Plus ``moves``: {name: {'from', 'to'}} where a fresh answer differs from the recorded commit."""
     commits, moves = {}, {}
     for name, source in sources.items():
         recorded = str((((stamps or {}).get(name) or {}).get('key') or {}).get('commit') or '')
         if source.get('ref_kind') == 'commit':
             commits[name] = source.get('ref', '')
+        elif source.get('ref_kind') == 'short_commit':
+            short = str(source.get('ref', ''))
+            commits[name] = recorded if COMMIT.match(recorded) and short and recorded.startswith(short) else ''
         elif name in (resolved or {}):
             commits[name] = ls_remote_commit(resolved[name], source.get('ref', ''))
             if COMMIT.match(recorded) and commits[name] and commits[name] != recorded:

@@ -126,3 +126,116 @@ def test_no_complete_date_fails_with_what_to_do(tmp_path):
 ])
 def test_fits_cp312(tags, fits):
     assert relock.fits_cp312(tags) is fits
+
+
+PINS_SDK = os.path.join(ROOT, "roles", "primus", "vars", "releases", "v26.5.1.yml")
+
+
+def sdk_set(date, skip=()):
+    """The SDK projects a release that pins the SDK first needs at a date (besides rocm-sdk-devel)."""
+    return [(n, "7.15.0a%s" % date, "py3-none-linux_x86_64") for n in ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
+            if n not in skip]
+
+
+def test_a_release_that_pins_the_sdk_first_needs_the_sdk_projects_at_the_date(tmp_path):
+    wheels = (nightly_set("20260727") + sdk_set("20260727")
+              + nightly_set("20260801") + sdk_set("20260801", skip=("rocm-sdk-core",))
+              + nightly_set("20260803") + [("rocm", "7.15.0a20260803", "py3-none-linux_x86_64"),
+                                           ("rocm-sdk-core", "7.15.0a20260802", "py3-none-linux_x86_64"),
+                                           ("rocm-sdk-libraries", "7.15.0a20260803", "py3-none-linux_x86_64")])
+    with world_index(tmp_path, wheels) as index:
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "relock.py"), "--pins", PINS_SDK, "--out",
+                               str(tmp_path / "new.yml"), "--index", index, "--te-index", index],
+                              capture_output=True, text=True, check=False)
+        # the release file without the SDK step: the SDK projects are not needed
+        proc_plain, _out = run(tmp_path, index, "--te-index", index)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "20260801 incomplete: rocm-sdk-core: not published" in proc.stdout
+    assert "20260803 incomplete: rocm-sdk-core: not published" in proc.stdout   # 0802's is another date's
+    assert "20260727 is already the newest complete date" in proc.stdout
+    assert proc_plain.returncode == 0 and "20260803 complete" in proc_plain.stdout, proc_plain.stdout
+
+
+TE_GLUE = "transformer_engine_rocm_torch"
+TE_CORE = "transformer_engine_rocm7"
+
+
+@pytest.mark.parametrize("glue, core, date, want", [
+    # the newest of the line dated no later than the nightly, whose core has a cp312 wheel
+    (["2.15.0.dev0+rocm7.15.0a20260716.a07e607", "2.15.0.dev0+rocm7.15.0a20260724.2a26bf8",
+      "2.15.0.dev0+rocm7.15.0a20260801.c0ffee1", "2.16.0.dev0+rocm10.0.0a20260725.1234567"],
+     ["2.15.0.dev0+rocm7.15.0a20260716.a07e607", "2.15.0.dev0+rocm7.15.0a20260724.2a26bf8",
+      "2.15.0.dev0+rocm7.15.0a20260801.c0ffee1"], "20260727", "2.15.0.dev0+rocm7.15.0a20260724.2a26bf8"),
+    # the newer one's core has no cp312 wheel: the older one
+    (["2.15.0.dev0+rocm7.15.0a20260716.a07e607", "2.15.0.dev0+rocm7.15.0a20260724.2a26bf8"],
+     ["2.15.0.dev0+rocm7.15.0a20260716.a07e607"], "20260727", "2.15.0.dev0+rocm7.15.0a20260716.a07e607"),
+    (["2.16.0.dev0+rocm10.0.0a20260725.1234567"], [], "20260727", ""),
+])
+def test_the_te_proposal_is_the_newest_usable_wheel_of_the_line(glue, core, date, want):
+    glue_files = ["%s-%s.tar.gz" % (TE_GLUE, v) for v in glue]
+    core_files = ["%s-%s-cp312-cp312-linux_x86_64.whl" % (TE_CORE, v) for v in core] + [
+        "%s-%s-cp311-cp311-linux_x86_64.whl" % (TE_CORE, v) for v in glue]
+    version, why = relock.te_proposal(glue_files, core_files, "7.15.0", date)
+    assert version == want
+    assert bool(why) == (not want)
+    if not want:
+        assert "no transformer_engine_rocm_torch for ROCm 7.15.0" in why
+
+
+def git(*argv, cwd=None):
+    return subprocess.run(["git"] + list(argv), cwd=cwd, capture_output=True, text=True, check=True,
+                          env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                                   GIT_COMMITTER_EMAIL="t@t")).stdout.strip()
+
+
+def test_te_and_resolve_commits_write_the_proposal_and_the_full_commit(tmp_path):
+    repo = tmp_path / "TransformerEngine"
+    repo.mkdir()
+    git("init", "-q", "-b", "main", cwd=repo)
+    (repo / "a").write_text("1")
+    git("add", "a", cwd=repo)
+    git("commit", "-qm", "one", cwd=repo)
+    full = git("rev-parse", "HEAD", cwd=repo)
+    version = "2.15.0.dev0+rocm7.15.0a20260719.%s" % full[:7]
+    wheels = [(TE_GLUE, version, "py3-none-any"), (TE_CORE, version, "cp312-cp312-linux_x86_64")]
+    with open(PINS) as handle:
+        text = handle.read().replace("https://github.com/ROCm/TransformerEngine.git", "file://%s" % repo)
+    pins = tmp_path / "pins.yml"
+    pins.write_text(text)
+    with world_index(tmp_path, nightly_set("20260720") + wheels) as index:
+        argv = [sys.executable, os.path.join(ROOT, "tools", "relock.py"), "--pins", str(pins), "--index", index,
+                "--te-index", index]
+        proposed = subprocess.run(argv + ["--out", str(tmp_path / "p.yml")], capture_output=True, text=True,
+                                  check=False)
+        written = subprocess.run(argv + ["--out", str(tmp_path / "te.yml"), "--te"], capture_output=True, text=True,
+                                 check=False)
+    assert proposed.returncode == 2 and "TE: proposed %s" % version in proposed.stdout, proposed.stdout
+    assert written.returncode == 0, written.stdout + written.stderr
+    te = yaml.safe_load((tmp_path / "te.yml").read_text())["primus_pins"]
+    assert te["te"]["wheel"] == "transformer_engine_rocm_torch==" + version
+    assert te["versions"]["transformer_engine"] == version
+    assert te["sources"]["te"]["ref"] == full[:7] and te["sources"]["te"]["ref_kind"] == "short_commit"
+    resolved = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "relock.py"), "--pins",
+                               str(tmp_path / "te.yml"), "--out", str(tmp_path / "full.yml"), "--no-nightly",
+                               "--resolve-commits", "--te-index", "http://127.0.0.1:9/none"],
+                              capture_output=True, text=True, check=False)
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
+    final = yaml.safe_load((tmp_path / "full.yml").read_text())["primus_pins"]
+    assert final["sources"]["te"]["ref"] == full and final["sources"]["te"]["ref_kind"] == "commit"
+    # nothing else of the file changed
+    assert dict(final, sources=None) == dict(te, sources=None)
+
+
+def test_an_abbreviated_commit_the_repository_does_not_have_is_an_error(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git("init", "-q", "-b", "main", cwd=repo)
+    (repo / "a").write_text("1")
+    git("add", "a", cwd=repo)
+    git("commit", "-qm", "one", cwd=repo)
+    with pytest.raises(ValueError, match="has no single commit 0000000"):
+        relock.resolve_commit("file://%s" % repo, "0000000")
+    with pytest.raises(ValueError, match="cannot clone"):
+        relock.resolve_commit("file://%s/none" % tmp_path, "1234567")
+    with pytest.raises(ValueError, match="is not a repository and an abbreviated commit"):
+        relock.resolve_commit("--upload-pack=touch /tmp/x", "1234567")

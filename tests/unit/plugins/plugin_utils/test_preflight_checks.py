@@ -142,3 +142,25 @@ def test_the_filter_names_missing_facts():
     with pytest.raises(AnsibleFilterError) as err:
         preflight_problems({'settings': GOOD['settings']})
     assert 'preflight_problems: the facts lack' in str(err.value)
+
+
+TE_SHORT = {'repo': 'https://user:tok@github.com/ROCm/TransformerEngine.git', 'ref': '2a26bf8', 'ref_kind': 'short_commit'}
+TE_FULL = '2a26bf8' + 'c' * 33
+
+
+@pytest.mark.parametrize('given, source, words', [
+    ('', TE_SHORT, ''),
+    (TE_FULL, dict(TE_SHORT, ref=TE_FULL, ref_kind='commit'), ''),          # roles/primus used it
+    ('2a26bf8', TE_SHORT, "primus_te_source_ref '2a26bf8' is not a full commit (40 lower-case hex digits)"),
+    ('1' * 40, TE_SHORT, "primus_te_source_ref '%s' does not start with the commit the release names for TE (2a26bf8)"
+     % ('1' * 40)),
+    ('1' * 40, dict(TE_SHORT, ref='a' * 40, ref_kind='commit'), 'does not start with the commit the release names'),
+    ('1' * 40, dict(TE_SHORT, ref='main', ref_kind='branch'), "cannot pin the release's TE branch main"),
+])
+def test_the_te_source_ref_must_complete_the_releases_commit(given, source, words):
+    found = problems(facts(settings__te_source_ref=given, pins__sources={'te': source}))
+    if not words:
+        assert found == []
+        return
+    assert len(found) == 1 and found[0].startswith('primus_te_source_ref ') and words in found[0], found
+    assert 'tok' not in found[0] and 'Nothing was created or changed.' in found[0]
