@@ -98,13 +98,16 @@ class ActionModule(ActionBase):
             return result
         if not args['summary']:
             raise AnsibleActionFail('run_report: summary is required with state=written')
+        # What an earlier run recorded of the hosts this run has no record of (a later serial batch, a --limit).
+        args['summary'] = fleet_report.with_last_known(args['summary'], _read_json(os.path.join(path, 'summary.json')))
         documents = [('summary.json', _json(args['summary'])),
                      ('summary.txt', '\n'.join(fleet_report.summary_lines(args['summary'])) + '\n')]
         for host, manifest in sorted(args['manifests'].items()):
             if isinstance(manifest, dict):
                 documents.append((os.path.join('manifests', file_name(host) + '.json'), _json(manifest)))
         if args['drift']:
-            documents += [('drift.json', _json(args['drift'])), ('drift.md', fleet_report.drift_markdown(args['drift']))]
+            documents += [('drift.json', _json(args['drift'])),
+                          ('drift.md', fleet_report.drift_markdown(args['drift'], args['summary']))]
         restrict_umask()
         try:
             make_dirs(path, 0o700)
@@ -121,16 +124,28 @@ class ActionModule(ActionBase):
                                     '%s to another directory of yours.' % (path, LABEL, exc, LABEL))
         result['changed'] = bool(result['written'])
         result['summary_path'] = os.path.join(path, 'summary.txt')
+        result['summary'] = args['summary']
         lines = fleet_report.summary_lines(args['summary'], console=True) + ['']
         if args['drift']:
             result['drift_path'] = os.path.join(path, 'drift.md')
-            lines += fleet_report.drift_lines(args['drift'])
+            lines += fleet_report.drift_lines(args['drift'], summary=args['summary'])
         else:
             lines.append('drift: no host wrote a manifest in this run (run the manifest or verify stage: --tags verify)')
         lines.append('written on the controller: %s (summary.json, summary.txt%s)'
                      % (path, ', manifests/, drift.json, drift.md' if args['drift'] else ''))
         result['lines'] = lines
         return result
+
+
+def _read_json(path, limit=16 * 1024 * 1024):
+    """The JSON document at path, or None when it is absent, too large or not JSON (it is only a hint)."""
+    try:
+        if os.path.islink(path) or os.path.getsize(path) > limit:
+            return None
+        with open(path) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return None
 
 
 def _json(value):

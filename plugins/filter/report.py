@@ -20,9 +20,9 @@ def run_failure(result, task, run, started, logs_dir=''):
     return fleet_report.failure(result, task, run, started, logs_dir)
 
 
-def run_record(run, status, started, ended, failed=None, check_mode=False, installed=None):
-    """What each stage did on this host in this run, with its seconds."""
-    return fleet_report.run_record(run, status, started, ended, failed, check_mode, installed)
+def run_record(run, status, started, ended, failed=None, check_mode=False, installed=None, host=None):
+    """What each stage did on this host in this run, with its seconds, and its release, base and current link."""
+    return fleet_report.run_record(run, status, started, ended, failed, check_mode, installed, host)
 
 
 def run_summary(records, batch=None, generated=''):

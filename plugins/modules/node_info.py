@@ -82,6 +82,7 @@ options:
     description:
       - Paths to look at without following a symlink (RV(files)) - for example the generated files of a base, whose
         content the caller compares with what it would write, so that a run with nothing to change writes nothing.
+        A leading C(~/) is this user's home (the result keeps the path as given).
     type: list
     elements: str
     default: []
@@ -301,8 +302,9 @@ lock:
 files:
   description:
     - For each path of O(files), as given - C(exists), C(kind) (V(file), V(dir), V(link), V(other) or empty when
-      absent), C(mode) (octal permission bits, for example V(0644); empty when absent) and C(sha256) (of a regular
-      file's content up to 16 MiB; empty otherwise or when it cannot be read).
+      absent), C(mode) (octal permission bits, for example V(0644); empty when absent), C(sha256) (of a regular
+      file's content up to 16 MiB; empty otherwise or when it cannot be read) and, for a link, C(target) (what it
+      points to, as written).
   returned: always
   type: dict
   sample: {"/home/trainer/envs/primus-env/env.sh": {"exists": true, "kind": "file", "mode": "0644", "sha256": "9f86d0..."}}
@@ -524,6 +526,11 @@ def look_at_file(path):
     kinds = ((stat.S_ISREG, 'file'), (stat.S_ISDIR, 'dir'), (stat.S_ISLNK, 'link'))
     kind = [name for test, name in kinds if test(lst.st_mode)][:1]
     result.update(exists=True, kind=(kind or ['other'])[0], mode='%04o' % stat.S_IMODE(lst.st_mode))
+    if result['kind'] == 'link':
+        try:
+            result['target'] = os.readlink(path)
+        except OSError:
+            result['target'] = ''
     if result['kind'] == 'file' and lst.st_size <= HASH_LIMIT:
         digest = hashlib.sha256()
         try:
@@ -677,7 +684,8 @@ def main():
         environment=dict((name, os.environ.get(name, ''))
                          for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT', 'NLTK_DATA')),
         hostname=socket.gethostname(), os=os_release(),
-        files=dict((p, look_at_file(p)) for p in module.params['files'] if p),
+        files=dict((p, look_at_file(home.rstrip('/') + p[1:] if p == '~' or p.startswith('~/') else p))
+                   for p in module.params['files'] if p),
         globs=dict((p, sorted(glob.glob(p))) for p in module.params['globs'] if p),
     )
     found = [(c, module.get_bin_path(c)) for c in module.params['commands']]

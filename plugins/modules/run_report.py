@@ -17,7 +17,9 @@ description:
   - With O(state=checked) (the site playbook's first play, before anything is built) it checks the report directory
     O(dir) and the drift fields, and fails naming the setting, the value and the fix.
   - With O(state=written) it writes, into O(dir), C(summary.json) and C(summary.txt) (O(summary), as the
-    P(primus.trainenv.run_summary#filter) filter makes it), C(manifests/<host>.json) (each host's manifest of this run,
+    P(primus.trainenv.run_summary#filter) filter makes it; a host without a record in this run - a later serial batch,
+    a C(--limit) - keeps as C(last_known) the release, base and current link that the C(summary.json) already there
+    recorded of it, with that run's time), C(manifests/<host>.json) (each host's manifest of this run,
     the host name with any character other than letters, digits and C(._@%+=,-) replaced by C(_)), and with O(drift)
     C(drift.json) and C(drift.md) (the P(primus.trainenv.drift_report#filter) report). Each file is written through a
     temporary file and a rename, mode 0644, only when its content changed; created directories get mode 0700.
@@ -104,6 +106,10 @@ summary_path:
   description: The summary's text file.
   returned: with state=written
   type: str
+summary:
+  description: The summary as written (O(summary) with C(last_known) added).
+  returned: with state=written
+  type: dict
 lines:
   description: The summary tables and the drift report's main lines, as the playbook prints them.
   returned: with state=written

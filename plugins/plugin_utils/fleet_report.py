@@ -50,6 +50,9 @@ FORMAT = 1
 STATUSES = ('done', 'built', 'installed', 'would build', 'ran', 'skipped', 'failed', 'not reached')
 # Always shown as columns (the others only when some stage has them).
 MAIN_STATUSES = ('done', 'built', 'installed', 'skipped')
+# What a host's record says of its base beside the stages: the release, the base, the current link and what it points
+# to (primus_current_link; after the run).
+HOST_FIELDS = ('release', 'base', 'current_link', 'current_target')
 CAUSE_MAX = 300
 # Hosts listed one per line on the console; a larger fleet shows its failed hosts only (summary.txt has all).
 CONSOLE_HOSTS = 50
@@ -160,17 +163,29 @@ def _installed(given):
                 for stage, found in origins.items() if all(o in ('store', 'cache') for o, _b in found))
 
 
-def run_record(run, status, started, ended, failed=None, check_mode=False, installed=None):
+def wheel_origins(installed):
+    """{compiled, cache, store} counts of the components whose wheel this host compiled, took from its wheel cache,
+    or took from the wheel store, from the source-build role's events {component: {origin: built|cache|store}}."""
+    counts = {'compiled': 0, 'cache': 0, 'store': 0}
+    for value in (installed or {}).values() if isinstance(installed, Mapping) else ():
+        origin = str(value.get('origin') or 'store') if isinstance(value, Mapping) else 'store'
+        counts['compiled' if origin == 'built' else origin if origin in counts else 'store'] += 1
+    return counts
+
+
+def run_record(run, status, started, ended, failed=None, check_mode=False, installed=None, host=None):
     """What each stage of the registry did on one host in this run, with its seconds.
 
     run: primus_run (order, stages, read_only); status: preflight_stages.status (which stages were done before the
     run); started: primus_stage_started (controller time each stage started); ended: the time of the record;
     failed: failure() of the host, if it failed; installed (optional): where the wheels of this host came from -
     {stage: builder host}, or the source-build role's events {component: {stage, origin: built|store|cache, builder}};
-    a stage all of whose wheels came from the wheel store or cache counts as installed (with the builder)."""
+    a stage all of whose wheels came from the wheel store or cache counts as installed (with the builder);
+    host (optional): {release, base, current_link, current_target} of this host, kept in the record as they are."""
     run = run if isinstance(run, Mapping) else {}
     status = status if isinstance(status, Mapping) else {}
     started = dict((k, _number(v)) for k, v in (started or {}).items() if _number(v) is not None)
+    raw_installed = installed
     installed = _installed(installed)
     failed = failed if isinstance(failed, Mapping) and failed else None
     selected = set(run.get('stages') or [])
@@ -211,16 +226,55 @@ def run_record(run, status, started, ended, failed=None, check_mode=False, insta
                 entry['seconds'] = round(max(0.0, finish - started[stage]), 1)
         stages.append(entry)
     counts = Counter(entry['status'] for entry in stages)
-    return {'result': ('stopped' if failed.get('stopped') else 'failed') if failed else 'ok',
-            'stages': stages, 'counts': dict((s, counts.get(s, 0)) for s in STATUSES),
-            'seconds': round(sum(e['seconds'] for e in stages if e['seconds'] is not None), 1),
-            'failure': failed}
+    record = {'result': ('stopped' if failed.get('stopped') else 'failed') if failed else 'ok',
+              'stages': stages, 'counts': dict((s, counts.get(s, 0)) for s in STATUSES),
+              'seconds': round(sum(e['seconds'] for e in stages if e['seconds'] is not None), 1),
+              'failure': failed, 'wheels': wheel_origins(raw_installed)}
+    for key in HOST_FIELDS:
+        if isinstance(host, Mapping) and host.get(key) is not None:
+            record[key] = str(host[key])
+    return record
 
 
 # --------------------------------------------------------------------------- the fleet
 
+def _releases(hosts):
+    """{release: [hosts]}: each host's release, or the one last known of it, or 'unknown'."""
+    releases = {}
+    for name, record in sorted(hosts.items()):
+        release = record.get('release') or (record.get('last_known') or {}).get('release')
+        releases.setdefault(release or 'unknown', []).append(name)
+    return releases
+
+
+def with_last_known(summary, previous):
+    """The summary with `last_known` for each host without a record in this run: its release, base and current link
+    as the summary an earlier run wrote (summary.json) recorded them, with that run's time - so a rolling move's
+    summary names the release of the hosts a later batch has not reached yet."""
+    if not isinstance(summary, Mapping):
+        return summary
+    out = dict(summary)
+    earlier = (previous or {}).get('hosts') if isinstance(previous, Mapping) else None
+    hosts = dict((name, dict(record)) for name, record in (summary.get('hosts') or {}).items())
+    for name, record in hosts.items():
+        known = (earlier or {}).get(name) if isinstance(earlier, Mapping) else None
+        if record.get('result') != 'no record' or not isinstance(known, Mapping):
+            continue
+        if known.get('result') == 'no record':
+            last = known.get('last_known')
+        else:
+            last = dict((k, known[k]) for k in HOST_FIELDS if known.get(k) is not None)
+            if last:
+                last['generated'] = str(previous.get('generated') or '')
+        if isinstance(last, Mapping) and last:
+            record['last_known'] = dict(last)
+    out['hosts'] = hosts
+    out['releases'] = _releases(hosts)
+    return out
+
+
 def run_summary(records, batch=None, generated=''):
-    """The run's summary over every host: {format, generated, hosts, stages, failed, counts}.
+    """The run's summary over every host: {format, generated, hosts, stages, failed, counts, releases}.
 
     records: {host: run_record() or None (no record: unreachable, stopped outside the stages, or in a later serial
     batch)}; batch: the hosts of the current batch (a host without a record outside it has not run yet)."""
@@ -256,7 +310,7 @@ def run_summary(records, batch=None, generated=''):
     failed = [dict(host=name, **record['failure']) for name, record in hosts.items() if record.get('failure')]
     counts = Counter(record['result'] for record in hosts.values())
     return {'format': FORMAT, 'generated': generated, 'hosts': hosts, 'stages': stages, 'failed': failed,
-            'counts': dict(hosts=len(hosts), **dict(counts))}
+            'counts': dict(hosts=len(hosts), **dict(counts)), 'releases': _releases(hosts)}
 
 
 def _seconds(value):
@@ -297,19 +351,42 @@ def summary_lines(summary, console=False):
     if console and len(listed) > CONSOLE_HOSTS:
         listed = [(name, record) for name, record in listed if record.get('result') != 'ok']
         lines.append('%d hosts: the %d that did not end ok are listed (all of them in summary.txt)' % (len(hosts), len(listed)))
-    header = ['host', 'result', 'done', 'built', 'installed', 'skipped', 'seconds', 'failed stage: cause (log)']
+    header = ['host', 'result', 'release', 'done', 'built', 'installed', 'skipped', 'compiled', 'cache', 'store',
+              'seconds', 'failed stage: cause (log)']
     rows = []
     for name, record in listed:
         record_counts = record.get('counts') or {}
+        wheels = record.get('wheels') or {}
         problem = record.get('failure')
         if problem:
             text = '%s: %s%s' % (problem.get('stage'), problem.get('cause'),
                                  (' (log: %s)' % problem['log']) if problem.get('log') else '')
         else:
             text = record.get('reason', '-')
-        rows.append([name, record.get('result', '?')] + [record_counts.get(s, 0) for s in MAIN_STATUSES]
+        release = record.get('release') or ('(%s)' % record['last_known']['release'] if (
+            record.get('last_known') or {}).get('release') else '-')
+        rows.append([name, record.get('result', '?'), release] + [record_counts.get(s, 0) for s in MAIN_STATUSES]
+                    + [wheels.get(k, 0) for k in ('compiled', 'cache', 'store')]
                     + [_seconds(record.get('seconds')), text])
-    return lines + _table(header, rows, left=(0, 1, 7))
+    lines += _table(header, rows, left=(0, 1, 2, 11))
+    releases = summary.get('releases') or {}
+    if releases:
+        lines += ['', 'Releases: ' + '; '.join('%s on %s' % (release, ', '.join(sorted(names)))
+                                               for release, names in sorted(releases.items()))]
+    links = []
+    for name, record in listed:
+        info = record if record.get('base') else (record.get('last_known') or {})
+        if info.get('base'):
+            target = info.get('current_target')
+            link = info.get('current_link')
+            links.append('  %s: base %s%s%s' % (
+                name, info['base'], ('; %s -> %s%s' % (link, target or '(nothing)', ' (this base)' if target and
+                                                        target.rstrip('/') == info['base'].rstrip('/') else ''))
+                if link else '; no current link',
+                ' (as of the run of %s)' % info['generated'] if info is not record and info.get('generated') else ''))
+    if links:
+        lines += ['Bases and current links (after the run):'] + links
+    return lines
 
 
 # --------------------------------------------------------------------------- drift
@@ -489,11 +566,36 @@ def _code(text):
     return '`` %s ``' % text if '`' in text else '`%s`' % text
 
 
-def drift_markdown(report):
-    """The drift report as Markdown: what was compared, then one table row per host that differs."""
+def host_rows(summary):
+    """[(host, release, base, current link -> target, as of)] of every host of a run summary: this run's record, else
+    what was last known of it (with that run's time)."""
+    rows = []
+    for name, record in sorted(((summary or {}).get('hosts') or {}).items()):
+        info, when = record, 'this run'
+        if not record.get('release') and record.get('last_known'):
+            info, when = record['last_known'], 'the run of %s' % (record['last_known'].get('generated') or '?')
+        if not info.get('release'):
+            continue
+        link = info.get('current_link')
+        target = info.get('current_target') or '(nothing)'
+        here = bool(info.get('current_target')) and str(info['current_target']).rstrip('/') == str(
+            info.get('base') or '').rstrip('/')
+        rows.append((name, str(info['release']), str(info.get('base') or '-'),
+                     ('%s -> %s%s' % (link, target, ' (this base)' if here else '')) if link else '-', when))
+    return rows
+
+
+def drift_markdown(report, summary=None):
+    """The drift report as Markdown: each host's release, base and current link (from the run summary), what was
+    compared, then one table row per host that differs."""
     hosts = report.get('hosts') or []
     lines = ['# Drift report', '',
              '%d host(s) with a manifest: %s.' % (len(hosts), ', '.join(hosts) or 'none')]
+    rows = host_rows(summary)
+    if rows:
+        lines += ['', '| host | release | base | current link | as of |', '|---|---|---|---|---|']
+        lines += ['| %s |' % ' | '.join(_show(cell) for cell in row) for row in rows]
+        lines.append('')
     if report.get('no_manifest'):
         lines.append('No manifest from this run (failed or not run): %s.' % ', '.join(report['no_manifest']))
     lines.append('%d field(s) compared (%d values after expanding mappings); %d differ.'
@@ -518,8 +620,15 @@ def drift_markdown(report):
     return '\n'.join(lines) + '\n'
 
 
-def drift_lines(report, limit=20):
-    """A few console lines: which fields differ on which hosts."""
+def drift_lines(report, limit=20, summary=None):
+    """A few console lines: each host's release (from the run summary), which fields differ on which hosts."""
+    releases = (summary or {}).get('releases') or {}
+    head = (['releases: ' + '; '.join('%s on %s' % (r, ', '.join(h)) for r, h in sorted(releases.items()))]
+            if releases else [])
+    return head + _drift_lines(report, limit)
+
+
+def _drift_lines(report, limit):
     drift = report.get('drift') or []
     if not drift:
         return ['drift: no host differs from the majority or the release pins (%d values compared on %d hosts)'

@@ -238,6 +238,58 @@ def _venv(node, pins, paths):
     return ''
 
 
+def _release(node, pins, paths):
+    """One release per base: a base whose stages recorded another release is not built over (jobs may run from it)."""
+    want = pins.get('release')
+    found = {}
+    for stage, stamp in sorted((node.get('stamps') or {}).items()):
+        if isinstance(stamp, dict) and not stamp.get('problem') and stamp.get('release') not in (None, want):
+            found.setdefault(_text(stamp.get('release')), []).append(stage)
+    if not found:
+        return ''
+    held = ', '.join('%s (recorded by stages %s)' % (release, ' '.join(stages)) for release, stages in sorted(found.items()))
+    base = _text(paths.get('base')).rstrip('/')
+    beside = os.path.join(os.path.dirname(base), 'primus-%s' % want) if base else '$HOME/envs/primus-%s' % want
+    return ("PRIMUS_BASE %s holds release %s, and this run is for release %s. A base holds one release, so that the "
+            "jobs running from it keep their environment while another release is built. Fix: build %s in a base of its "
+            "own beside it, e.g. -e primus_base=%s (the layout ~/envs/primus-<release>, docs/releases.md), then switch "
+            "to it (module load primus/%s, or primus_current_link); or run release %s here (-e primus_release=%s). "
+            "Nothing was created or changed." % (visible_text(base), held, want, want, beside, want,
+                                                 sorted(found)[0], sorted(found)[0]))
+
+
+def _links(settings, node, paths):
+    """primus_current_link and primus_modulefiles_dir (moved once verify passed): outside the base, nothing there but a
+    link (never a file or directory of the user's replaced), the current link's directory existing."""
+    base = _text(paths.get('base')).rstrip('/')
+    files = node.get('files') or {}
+    out = []
+    for label, given, path in (('primus_current_link', settings.get('current_link'), paths.get('current_link')),
+                               ('primus_modulefiles_dir', settings.get('modulefiles_dir'),
+                                paths.get('release_modulefile'))):
+        path = _text(path)
+        if not given or not path:
+            continue   # not set, or refused by _directories
+        where = given if label == 'primus_current_link' else '%s/primus/%s' % (_text(given).rstrip('/'),
+                                                                                _text(paths.get('release')))
+        if base and (path == base or path.startswith(base + '/')):
+            out.append('%s %s is inside PRIMUS_BASE %s: it must outlive the base it points to. Fix: choose a path '
+                       'outside the bases, e.g. ~/envs/primus-current or ~/privatemodules' % (label, _text(given), base))
+            continue
+        seen = files.get(where) or {}
+        if seen.get('kind') not in (None, '', 'link'):
+            out.append('%s: %s is a %s, not a link; it is never replaced. Fix: move it away, or choose another path'
+                       % (label, where, 'directory' if seen.get('kind') == 'dir' else seen.get('kind')))
+        if label == 'primus_current_link':
+            parent = files.get(os.path.dirname(_text(given).rstrip('/'))) or {}
+            if parent.get('kind') != 'dir':
+                out.append('%s %s: its directory %s does not exist. Fix: create it (mkdir -p), or choose another path'
+                           % (label, _text(given), os.path.dirname(_text(given).rstrip('/'))))
+    if not out:
+        return ''
+    return '. '.join(out) + '. Nothing was created or changed.'
+
+
 def _inside(paths, name):
     """Whether primus_paths[name] is inside PRIMUS_BASE (the user's own: a refusal may suggest removing it)."""
     base = _text(paths.get('base')).rstrip('/')
@@ -264,6 +316,8 @@ def problems(facts):
     found = [_base(settings), _directories(facts['inputs']), _te_mode(settings, pins), _te_source_ref(settings, pins),
              _arch(settings),
              _max_jobs(settings), _jit_cache(settings), _min_free_gib(settings),
-             _written(node), _usable(node), _private(node), _space(settings, node), _python(settings, node, pins),
+             _written(node), _usable(node), _release(node, pins, facts['paths']), _links(settings, node, facts['paths']),
+             _private(node), _space(settings, node),
+             _python(settings, node, pins),
              _venv(node, pins, facts['paths']), _tools(settings, node)]
     return [message for message in found if message]

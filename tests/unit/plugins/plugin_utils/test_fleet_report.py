@@ -401,3 +401,53 @@ def test_the_markdown_quotes_an_expression_with_backticks(default_fields):
     text = fleet_report.drift_markdown(fleet_report.drift_report({"a": manifest()}, default_fields))
     assert "device_wheels = `` sort(keys(distributions || `{}`)[?contains(@, '-device-')]) ``" in text
     assert "archs = `archs`" in text
+
+
+# --------------------------------------------------------------------------- releases side by side
+
+EVENTS = {"flash_attn": {"stage": "flash_attn", "origin": "built"}, "te": {"stage": "te", "origin": "built"},
+          "tensorstore": {"stage": "pydeps", "origin": "cache"}, "aiter": {"stage": "aiter", "origin": "store",
+                                                                         "builder": "n1"}}
+
+
+def test_a_record_counts_where_each_wheel_came_from_and_names_the_release_and_link():
+    host = {"release": "v26.5.1", "base": "/h/envs/primus-v26.5.1", "current_link": "/h/envs/primus-current",
+            "current_target": "/h/envs/primus-v26.5.1", "other": "ignored"}
+    record = fleet_report.run_record(RUN, STATUS, STARTED, 410.0, installed=EVENTS, host=host)
+    assert record["wheels"] == {"compiled": 2, "cache": 1, "store": 1}
+    assert record["release"] == "v26.5.1" and record["current_target"] == "/h/envs/primus-v26.5.1"
+    assert "other" not in record
+    lines = fleet_report.summary_lines(fleet_report.run_summary({"n2": record}, ["n2"]))
+    table = [line for line in lines if line.startswith("n2 ")][0].split()
+    assert table[:3] == ["n2", "ok", "v26.5.1"] and table[7:10] == ["2", "1", "1"], lines
+    assert "Releases: v26.5.1 on n2" in lines
+    assert "  n2: base /h/envs/primus-v26.5.1; /h/envs/primus-current -> /h/envs/primus-v26.5.1 (this base)" in lines
+
+
+def test_a_host_of_a_later_batch_keeps_what_the_last_run_knew_of_it():
+    before = fleet_report.run_summary({
+        "n1": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={"release": "v26.5", "base": "/b/v26.5",
+                                                                          "current_link": "/b/cur",
+                                                                          "current_target": "/b/v26.5"}),
+        "n2": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={"release": "v26.5", "base": "/b/v26.5"})},
+        generated="T0")
+    during = fleet_report.run_summary({
+        "n1": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={"release": "v26.5.1", "base": "/b/v26.5.1",
+                                                                          "current_link": "/b/cur",
+                                                                          "current_target": "/b/v26.5.1"}),
+        "n2": None}, batch=["n1"], generated="T1")
+    during = fleet_report.with_last_known(during, before)
+    assert during["hosts"]["n2"]["last_known"] == {"release": "v26.5", "base": "/b/v26.5", "generated": "T0"}
+    assert during["releases"] == {"v26.5": ["n2"], "v26.5.1": ["n1"]}
+    lines = fleet_report.summary_lines(during)
+    assert "Releases: v26.5 on n2; v26.5.1 on n1" in lines
+    assert [line for line in lines if line.startswith("n2 ")][0].split()[:4] == ["n2", "no", "record", "(v26.5)"]
+    assert "  n2: base /b/v26.5; no current link (as of the run of T0)" in lines
+    # a third run that again lacks n2 keeps the same last known state, with the time it was known
+    again = fleet_report.with_last_known(fleet_report.run_summary({"n1": None, "n2": None}, ["n1"], "T2"), during)
+    assert again["hosts"]["n2"]["last_known"]["generated"] == "T0"
+    markdown = fleet_report.drift_markdown({"hosts": ["n1"], "drift": []}, during)
+    assert "| n1 | v26.5.1 | /b/v26.5.1 | /b/cur -> /b/v26.5.1 (this base) | this run |" in markdown
+    assert "| n2 | v26.5 | /b/v26.5 | - | the run of T0 |" in markdown
+    assert fleet_report.drift_lines({"hosts": ["n1"], "drift": []}, summary=during)[0] == \
+        "releases: v26.5 on n2; v26.5.1 on n1"

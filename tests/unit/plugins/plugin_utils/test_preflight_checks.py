@@ -164,3 +164,15 @@ def test_the_te_source_ref_must_complete_the_releases_commit(given, source, word
         return
     assert len(found) == 1 and found[0].startswith('primus_te_source_ref ') and words in found[0], found
     assert 'tok' not in found[0] and 'Nothing was created or changed.' in found[0]
+
+
+def test_a_base_of_another_release_is_not_built_over():
+    stamps = {'venv': {'release': 'v26.5', 'key_id': 'a'}, 'torch': {'release': 'v26.5', 'key_id': 'b'},
+              'broken': {'problem': 'it cannot be read as JSON (x)'}}
+    found = problems(facts(node__stamps=stamps, pins__release='v26.5.1'))
+    assert len(found) == 1, found
+    assert found[0].startswith("PRIMUS_BASE '%s' holds release v26.5 (recorded by stages torch venv), and this run is for "
+                               "release v26.5.1." % BASE), found[0]
+    assert '-e primus_base=/home/u/envs/primus-v26.5.1' in found[0] and '-e primus_release=v26.5' in found[0]
+    assert problems(facts(node__stamps=stamps, pins__release='v26.5')) == []
+    assert problems(facts(node__stamps={}, pins__release='v26.5.1')) == []
