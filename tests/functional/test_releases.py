@@ -1,0 +1,358 @@
+"""Two releases on one node: v26.5 and v26.5.1 (the second release file, from its Dockerfile), side by side.
+
+One scenario, in order, on the unprivileged target user: the v26.5 base converges every default stage (the current
+link and the shared modulefiles directory set); the v26.5.1 base converges beside it with the same wheel cache; then
+what each step must show is checked on those two bases - v26.5.1's ROCm SDK and its fixes to installed files, the
+components whose build key did not change compiled 0 times (counted from the world's build records), the v26.5 base
+byte for byte as it was, both releases in `module avail` and each one's own stack after `module load`, a run of one
+release refused on the other's base, the current link moved only after a verify that passed, a retired base gone
+with exactly its files. Then the two ways to a newer nightly that need no second file of ours: TE's source mode of
+v26.5.1 without its full commit, and tools/relock.py on v26.5's pins.
+"""
+import hashlib
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from harness import REPO, record_timing
+
+pytestmark = pytest.mark.functional
+
+OLD, NEW = "v26.5", "v26.5.1"
+COMGR = "_rocm_sdk_core/lib/libamd_comgr.so.3"
+COMGR_DEVEL = "_rocm_sdk_devel/lib/libamd_comgr.so.3"
+ROCPROF = "_rocm_sdk_devel/bin/rocprofv3"
+
+
+def site(base):
+    return os.path.join(base, "venv", "lib", "python3.12", "site-packages")
+
+
+def build_ids(base):
+    """{world component name: build id} of every compiled wheel installed in the base (the world's records)."""
+    out = {}
+    top = site(base)
+    for name in sorted(os.listdir(top)):
+        record = os.path.join(top, name, "world_build.json")
+        if os.path.isfile(record):
+            with open(record) as handle:
+                data = json.load(handle)
+            out[data["build"]["name"] if "name" in data["build"] else name] = data["build"]["id"]
+    return out
+
+
+def stamps(base):
+    out = {}
+    for name in sorted(os.listdir(os.path.join(base, "state"))):
+        if name.endswith(".json"):
+            with open(os.path.join(base, "state", name)) as handle:
+                out[name[:-5]] = json.load(handle)
+    return out
+
+
+def fingerprint(base):
+    """sha256 over every path, type, mode and content (link targets) under the venv, env.sh, the modulefiles and
+    state/ of a base: what a job running from it sees."""
+    digest = hashlib.sha256()
+    for top in ("venv", "env.sh", "modulefiles", "state", "pip-constraints.txt"):
+        path = os.path.join(base, top)
+        walk = [(path, [], [])] if not os.path.isdir(path) else os.walk(path)
+        for root, dirs, files in walk:
+            dirs.sort()
+            for name in ([""] if root == path and not os.path.isdir(path) else sorted(files + dirs)):
+                full = os.path.join(root, name) if name else root
+                st = os.lstat(full)
+                digest.update(repr((os.path.relpath(full, base), stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode),
+                                    st.st_mtime_ns if stat.S_ISREG(st.st_mode) else 0)).encode())
+                if stat.S_ISLNK(st.st_mode):
+                    digest.update(os.readlink(full).encode())
+                elif stat.S_ISREG(st.st_mode):
+                    with open(full, "rb") as handle:
+                        digest.update(hashlib.sha256(handle.read()).digest())
+    return digest.hexdigest()
+
+
+def log_size(world):
+    return os.path.getsize(os.path.join(world["root"], "server.log"))
+
+
+def requests_since(world, offset):
+    with open(os.path.join(world["root"], "server.log")) as handle:
+        handle.seek(offset)
+        return [line for line in handle.read().splitlines() if '"GET ' in line]
+
+
+@pytest.fixture(scope="module")
+def lab(target, world):
+    """Two bases under ~/envs of the target user, one wheel cache and build directory, the current link and the
+    shared modulefiles directory beside them."""
+    root = target.base("releases")
+    envs = os.path.join(root, "envs")
+    assert target.run(["mkdir", "-p", envs]).returncode == 0
+    common = {"primus_cache_dir": os.path.join(root, "cache"), "primus_build_dir": os.path.join(root, "build"),
+              "primus_current_link": os.path.join(envs, "primus-current"),
+              "primus_modulefiles_dir": os.path.join(root, "privatemodules"),
+              "primus_report_dir": os.path.join(root, "report")}
+    yield {"root": root, "envs": envs, "common": common, "pins": world["pins_by_release"],
+           "base": dict((r, os.path.join(envs, "primus-%s" % r)) for r in (OLD, NEW))}
+    target.run(["rm", "-rf", root])
+
+
+def run_release(playbook, lab, release, base=None, **kwargs):
+    extra = dict(lab["common"], primus_release_file=lab["pins"][release], **kwargs.pop("extra", {}))
+    return playbook(kwargs.pop("tags", None), base or lab["base"][release], extra=extra, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def old(playbook, lab):
+    run = run_release(playbook, lab, OLD)
+    record_timing("release %s on an empty base, every default stage, empty cache" % OLD, run.seconds)
+    assert run.rc == 0, run
+    return {"run": run, "fingerprint": fingerprint(lab["base"][OLD]), "ids": build_ids(lab["base"][OLD])}
+
+
+@pytest.fixture(scope="module")
+def new(playbook, lab, old, world):
+    offset = log_size(world)
+    run = run_release(playbook, lab, NEW)
+    record_timing("release %s beside %s, every default stage, the same wheel cache" % (NEW, OLD), run.seconds)
+    assert run.rc == 0, run
+    again_offset = log_size(world)
+    again = run_release(playbook, lab, NEW)
+    return {"run": run, "requests": requests_since(world, offset), "again": again,
+            "again_requests": requests_since(world, again_offset), "ids": build_ids(lab["base"][NEW])}
+
+
+# --------------------------------------------------------------------------- v26.5.1 on its own
+
+def test_the_new_release_converges_with_its_sdk_first_and_its_fixes_applied(new, lab):
+    base = lab["base"][NEW]
+    run = new["run"]
+    # The SDK task ran before the pre-torch pins and installed the whole SDK of one nightly.
+    order = [r["task"] for r in run.results if "primus.trainenv.torch :" in r["task"]]
+    sdk = [i for i, t in enumerate(order) if "Install the ROCm SDK first" in t]
+    pre = [i for i, t in enumerate(order) if "Install the pre-torch pins" in t]
+    assert sdk and pre and sdk[0] < pre[0], order
+    versions = json.loads(open(os.path.join(base, "manifest", "manifest.json")).read())["distributions"]
+    for name in ("rocm", "rocm-sdk-core", "rocm-sdk-devel", "rocm-sdk-libraries", "rocm-sdk-device-gfx942"):
+        assert versions[name] == "7.15.0a20260727", (name, versions.get(name))
+    assert versions["torch"] == "2.12.0+rocm7.15.0a20260727"
+    # The fixes: the core copy of comgr is a link to the devel copy, rocprofv3's line is changed.
+    core = os.path.join(site(base), COMGR)
+    assert os.path.islink(core) and os.path.samefile(core, os.path.join(site(base), COMGR_DEVEL))
+    text = open(os.path.join(site(base), ROCPROF)).read()
+    assert 'update_env("ROCPROFILER_LIBRARY_CTOR", False)' in text and 'CTOR", True)' not in text
+    manifest = json.loads(open(os.path.join(base, "manifest", "manifest.json")).read())
+    assert [(f["name"], f["state"]) for f in manifest["installed_fixes"]] == [
+        ("comgr_single_copy", "applied"), ("rocprofv3_library_ctor", "applied")]
+    checks = dict((r["name"], r) for r in manifest["verify"])
+    assert checks["installed_fixes"]["status"] == "ok" and checks["launch"]["status"] == "ok", checks
+    assert "verify passed" in run.output
+
+
+def test_a_converged_new_release_changes_nothing_and_asks_nothing(new):
+    again = new["again"]
+    assert again.rc == 0, again
+    assert again.stats["node1"]["changed"] == 0, again.changed_tasks()
+    assert new["again_requests"] == [], new["again_requests"][:5]
+
+
+def test_a_reinstalled_comgr_is_planned_exactly_restored_and_caught_by_verify(playbook, lab, new, target, tmp_path):
+    base = lab["base"][NEW]
+    core = os.path.join(site(base), COMGR)
+    # What a pip reinstall of rocm-sdk-core leaves: the core copy as a second regular file.
+    restore = 'set -e; rm "$1"; cp "$2" "$1"'
+    assert target.run(["bash", "-c", restore, "-", core, os.path.join(site(base), COMGR_DEVEL)]).returncode == 0
+    before = fingerprint(base)
+    plan = run_release(playbook, lab, NEW, check=True, diff=True)
+    assert plan.rc == 0, plan
+    assert plan.changed_tasks() == ["primus.trainenv.torch : Fix installed files of the ROCm SDK - comgr_single_copy, "
+                                    "rocprofv3_library_ctor"], plan.changed_tasks()
+    diff = plan.task("Fix installed files of the ROCm SDK")["result"]["diff"]
+    assert len(diff) == 1 and diff[0]["before_header"].endswith(COMGR) and "regular file" in diff[0]["before"]
+    assert fingerprint(base) == before and not os.path.islink(core)
+    fixed = run_release(playbook, lab, NEW)
+    assert fixed.rc == 0, fixed
+    assert os.path.islink(core)
+    assert [t for t in fixed.changed_tasks() if "Fix installed files" in t] == [
+        "primus.trainenv.torch : Fix installed files of the ROCm SDK - comgr_single_copy, rocprofv3_library_ctor"]
+    # With the fix skipped (the release file without installed_fixes, a test's switch), the launch check aborts
+    # like the real torch does with two copies of comgr, and verify names it.
+    assert target.run(["bash", "-c", restore, "-", core, os.path.join(site(base), COMGR_DEVEL)]).returncode == 0
+    with open(lab["pins"][NEW]) as handle:
+        pins = yaml.safe_load(handle)
+    pins["primus_pins"].pop("installed_fixes")
+    unfixed = tmp_path / "pins-without-fixes.yml"
+    unfixed.write_text(yaml.safe_dump(pins))
+    os.chmod(str(unfixed), 0o644)
+    os.chmod(str(tmp_path), 0o755)
+    failed = run_release(playbook, lab, NEW, tags="verify", extra={"primus_release_file": str(unfixed)})
+    assert failed.rc != 0
+    message = failed.task("Check that every verify check passed")["result"]["msg"]
+    assert "Check launch (stage" in message and "libamd_comgr.so.3" in message, message
+    assert run_release(playbook, lab, NEW).rc == 0 and os.path.islink(core)
+
+
+def test_te_source_mode_without_the_full_commit_stops_before_any_download(playbook, lab, world, target, new):
+    base = os.path.join(lab["envs"], "primus-te-source")
+    offset = log_size(world)
+    run = run_release(playbook, lab, NEW, base=base, tags="te", extra={"primus_te_mode": "source"})
+    assert run.rc != 0
+    message = run.task("Stop - TE source mode needs the full commit")["result"]["msg"]
+    assert "names only the abbreviated TE commit" in message and "Nothing was downloaded or built" in message
+    assert "primus_te_source_ref=<40-hex commit starting with" in message and "glibc >= 2.38" in message
+    assert requests_since(world, offset) == []
+    assert not os.path.exists(base)
+
+
+# --------------------------------------------------------------------------- side by side
+
+def test_only_the_components_whose_build_key_changed_are_compiled_again(old, new, lab):
+    old_stamps, new_stamps = stamps(lab["base"][OLD]), stamps(lab["base"][NEW])
+    same, changed = [], []
+    for stage in sorted(set(old_stamps) & set(new_stamps)):
+        builds = (old_stamps[stage]["key"].get("wheel_builds") or {}) if stage == "pydeps" else None
+        if builds is not None:
+            for name, key in builds.items():
+                other = new_stamps[stage]["key"]["wheel_builds"].get(name)
+                (same if other == key else changed).append(name)
+        elif "component" in old_stamps[stage]["key"] and old_stamps[stage]["key"].get("archs") is not None:
+            if not new_stamps[stage]["outputs"].get("distributions"):
+                continue   # a checkout only (primus): nothing is compiled
+            (same if old_stamps[stage]["key_id"] == new_stamps[stage]["key_id"] else changed).append(stage)
+    assert same, "no build key agrees between the releases: %s" % changed
+    old_ids, new_ids = old["ids"], new["ids"]
+    for name in same:
+        matching = [k for k in new_ids if k.replace("-", "_").startswith(name.replace("-", "_"))]
+        assert matching and all(new_ids[k] == old_ids.get(k) for k in matching), (name, matching)
+    compiled_again = sorted(k for k in new_ids if new_ids[k] != old_ids.get(k))
+    assert len(compiled_again) == len(changed), (compiled_again, changed)
+    wheels = new["run"].task("Record what each stage did on this host")["result"]["ansible_facts"]["report_host"]["wheels"]
+    assert wheels["compiled"] == len(changed) and wheels["cache"] == len(same), (wheels, same, changed)
+
+
+def test_the_running_release_is_untouched_and_both_are_modules(old, new, lab, target):
+    assert fingerprint(lab["base"][OLD]) == old["fingerprint"]
+    modules = lab["common"]["primus_modulefiles_dir"]
+    avail = target.bash('eval "$(modulecmd bash use %s)"; modulecmd bash avail primus 2>&1' % modules)
+    assert "primus/%s" % OLD in avail.stdout + avail.stderr and "primus/%s" % NEW in avail.stdout + avail.stderr, avail
+    for release, torch in ((OLD, "2.12.0+rocm7.15.0a20260720"), (NEW, "2.12.0+rocm7.15.0a20260727")):
+        loaded = target.bash('eval "$(modulecmd bash use %s)"; eval "$(modulecmd bash load primus/%s)"; python -c '
+                             '"import torch, transformer_engine, flash_attn, mamba_ssm; print(torch.__version__); '
+                             'print(torch.__file__)"' % (modules, release))
+        assert loaded.returncode == 0, loaded
+        version, where = loaded.stdout.split()[-2:]
+        assert version == torch and where.startswith(lab["base"][release] + "/"), loaded.stdout
+
+
+def test_a_run_of_one_release_is_refused_on_the_others_base(playbook, lab, old, new):
+    run = run_release(playbook, lab, NEW, base=lab["base"][OLD])
+    assert run.rc != 0
+    message = run.task("Check the inputs and the node")["result"]["msg"]
+    assert "holds release %s" % OLD in message and "this run is for release %s" % NEW in message, message
+    assert "-e primus_base=%s" % lab["base"][NEW] in message
+    assert fingerprint(lab["base"][OLD]) == old["fingerprint"]
+
+
+def test_the_current_link_moves_only_after_a_verify_that_passed(playbook, lab, old, new, target):
+    link = lab["common"]["primus_current_link"]
+    assert os.readlink(link) == lab["base"][NEW]
+    # The old run moved it to the old base first; the new one moved it after its verify.
+    assert old["run"].task("Move the current link to this base")["status"] == "ok"
+    # A shell that sourced env.sh through the link keeps its base when the link moves.
+    script = ('source %s/env.sh; touch %s/sourced; while [ ! -e %s/go ]; do sleep 0.2; done; '
+              'python -c "import torch; print(torch.__file__)"' % (link, lab["root"], lab["root"]))
+    holder = subprocess.Popen(["runuser", "-u", target.user, "--", "env", "-i", "HOME=%s" % target.home,
+                               "PATH=/usr/bin:/bin", "bash", "-c", script] if os.getuid() == 0 else
+                              ["env", "-i", "HOME=%s" % target.home, "PATH=/usr/bin:/bin", "bash", "-c", script],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not os.path.exists(os.path.join(lab["root"], "sourced")) and time.time() < deadline:
+            time.sleep(0.2)
+        # verify of the old base with something broken in it: the link stays where it is.
+        flydsl = os.path.join(site(lab["base"][OLD]), "flydsl", "expr", "vector.py")
+        assert target.run(["mv", flydsl, flydsl + ".away"]).returncode == 0
+        try:
+            failed = run_release(playbook, lab, OLD, tags="verify")
+        finally:
+            assert target.run(["mv", flydsl + ".away", flydsl]).returncode == 0
+        assert failed.rc != 0 and os.readlink(link) == lab["base"][NEW]
+        assert not [r for r in failed.results if "Move the current link" in r["task"]]
+        # verify of the old base that passes moves it there, while the shell holds the new base's env.sh.
+        moved = run_release(playbook, lab, OLD, tags="verify")
+        assert moved.rc == 0 and os.readlink(link) == lab["base"][OLD], moved
+        target.run(["touch", os.path.join(lab["root"], "go")])
+        out, err = holder.communicate(timeout=120)
+    finally:
+        holder.kill()
+    assert holder.returncode == 0, err
+    assert out.strip().startswith(lab["base"][NEW] + "/"), out
+    back = run_release(playbook, lab, NEW, tags="verify")
+    assert back.rc == 0 and os.readlink(link) == lab["base"][NEW]
+
+
+def retire(playbook, lab, path, check=False):
+    return playbook(None, path, check=check, diff=True, playbook_file="playbooks/retire.yml",
+                    extra=dict(lab["common"], primus_retire_base=path))
+
+
+def test_retiring_removes_exactly_the_old_base_and_refuses_what_must_stay(playbook, lab, old, new, target):
+    old_base, new_base = lab["base"][OLD], lab["base"][NEW]
+    modules = lab["common"]["primus_modulefiles_dir"]
+    foreign = os.path.join(lab["envs"], "not-a-base")
+    assert target.run(["mkdir", "-p", os.path.join(foreign, "venv")]).returncode == 0
+    for path, words in ((new_base, "is the current base"), (foreign, "is not a base this collection built"),
+                        (lab["common"]["primus_current_link"], "is a symbolic link")):
+        refused = retire(playbook, lab, path)
+        assert refused.rc != 0 and words in refused.task("Retire ")["result"]["msg"], refused
+    lock = os.path.join(old_base, ".primus.lock")
+    assert target.run(["bash", "-c", 'printf %s "$1" > "$2"', "-", json.dumps(
+        {"format": 1, "run_id": "abc", "controller_host": "login1", "controller_user": "me", "inventory_host": "n1",
+         "since": "2026-01-01T00:00:00Z"}), lock]).returncode == 0
+    locked = retire(playbook, lab, old_base)
+    assert locked.rc != 0 and "is locked" in locked.task("Retire ")["result"]["msg"]
+    assert target.run(["rm", lock]).returncode == 0
+    assert os.path.isdir(new_base) and os.path.isdir(foreign) and os.path.isdir(old_base)
+    before = sorted(os.listdir(lab["envs"])), sorted(os.listdir(os.path.join(modules, "primus")))
+    plan = retire(playbook, lab, old_base, check=True)
+    assert plan.rc == 0, plan
+    planned = plan.task("Retire ")["result"]
+    assert sorted(e["name"] for e in planned["entries"]) == sorted(os.listdir(old_base))
+    assert planned["modulefile_links"] == [os.path.join(modules, "primus", OLD)]
+    assert (sorted(os.listdir(lab["envs"])), sorted(os.listdir(os.path.join(modules, "primus")))) == before
+    done = retire(playbook, lab, old_base)
+    assert done.rc == 0, done
+    assert sorted(os.listdir(lab["envs"])) == sorted(set(before[0]) - {"primus-%s" % OLD})
+    assert sorted(os.listdir(os.path.join(modules, "primus"))) == [NEW]
+    # The wheel cache stays: the next base of v26.5 would compile nothing.
+    assert os.listdir(os.path.join(lab["common"]["primus_cache_dir"], "wheels"))
+
+
+# --------------------------------------------------------------------------- the other way to a newer nightly
+
+def test_relock_moves_v26_5_to_the_second_nightly_and_that_file_converges(playbook, lab, new, world, target, tmp_path):
+    out = tmp_path / "v26.5-relocked.yml"
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "relock.py"), "--pins", lab["pins"][OLD],
+                           "--out", str(out)], capture_output=True, text=True, check=False,
+                          env=dict(os.environ, PIP_CONFIG_FILE=os.devnull))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "20260727 complete" in proc.stdout and re.search(r"20260805 incomplete", proc.stdout), proc.stdout
+    assert "TE: proposed 2.15.0.dev0+rocm7.15.0a20260724.2a26bf8" in proc.stdout, proc.stdout
+    pins = yaml.safe_load(out.read_text())["primus_pins"]
+    assert pins["versions"]["torch"] == "2.12.0+rocm7.15.0a20260727" and pins["versions"]["rocm_sdk"] == "7.15.0a20260727"
+    os.chmod(str(out), 0o644)
+    os.chmod(str(tmp_path), 0o755)
+    base = os.path.join(lab["envs"], "primus-relocked")
+    run = playbook(None, base, extra=dict(lab["common"], primus_release_file=str(out), primus_current_link=""))
+    record_timing("v26.5 re-locked to the second nightly, every default stage, the shared wheel cache", run.seconds)
+    assert run.rc == 0, run
+    versions = json.loads(open(os.path.join(base, "manifest", "manifest.json")).read())["distributions"]
+    assert versions["torch"] == "2.12.0+rocm7.15.0a20260727" and versions["rocm-sdk-devel"] == "7.15.0a20260727"
