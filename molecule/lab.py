@@ -74,6 +74,7 @@ def create_fleet(state):
     python312 = harness.shared_python(harness.PY312, "python3.12")
     shared = shared_hosts()
     lab = {"world": world, "pins": os.path.join(world, "pins-v26.5.yml"), "python312": python312,
+           "pins_by_release": dict((r, os.path.join(world, "pins-%s.yml" % r)) for r in ("v26.5", "v26.5.1")),
            "hosts_dir": os.path.join(shared, "hosts"), "shared": shared, "store": os.path.join(state, "wheel-store"),
            "nodes": {}, "instances": []}
     shutil.rmtree(lab["store"], ignore_errors=True)
@@ -153,6 +154,7 @@ def create(state):
     shared = shared_hosts()
     hosts_dir = os.path.join(shared, "hosts")
     lab = {"world": world, "pins": os.path.join(world, "pins-v26.5.yml"), "python312": python312,
+           "pins_by_release": dict((r, os.path.join(world, "pins-%s.yml" % r)) for r in ("v26.5", "v26.5.1")),
            "hosts_dir": hosts_dir, "shared": shared}
     if os.getuid() != 0:
         entry = pwd.getpwuid(os.getuid())
