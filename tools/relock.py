@@ -225,8 +225,8 @@ def resolve_commit(repo, short, git="git", timeout=600):
         clone = subprocess.run([git, "clone", "--quiet", "--bare", "--filter=blob:none", "--", repo, tmp + "/r"],
                                capture_output=True, text=True, timeout=timeout, env=env, check=False)
         if clone.returncode:
-            raise ValueError("cannot clone %s: %s" % (redact_url(repo), redact_url(clone.stderr.strip().splitlines()[-1]
-                                                                                 if clone.stderr.strip() else "")))
+            last = clone.stderr.strip().splitlines()[-1] if clone.stderr.strip() else ""
+            raise ValueError("cannot clone %s: %s" % (redact_url(repo), redact_url(last)))
         found = subprocess.run([git, "-C", tmp + "/r", "rev-parse", "--verify", "--quiet", short + "^{commit}"],
                                capture_output=True, text=True, timeout=timeout, env=env, check=False)
         full = found.stdout.strip()
@@ -326,9 +326,8 @@ def main(argv=None):
             ("primus_pins", "sources", "te", "ref"): commit,
             ("primus_pins", "sources", "te", "ref_kind"): "commit" if COMMIT.match(commit) else "short_commit"})
         status = 0
-        print("TE: %s -> %s (source mode builds commit %s%s)" % (current_te, proposal, commit,
-                                                                  "" if COMMIT.match(commit) else
-                                                                  ": abbreviated, see --resolve-commits"))
+        note = "" if COMMIT.match(commit) else ": abbreviated, see --resolve-commits"
+        print("TE: %s -> %s (source mode builds commit %s%s)" % (current_te, proposal, commit, note))
     if args.resolve_commits:
         current = (yaml.safe_load(new_text) or {}).get("primus_pins") or {}
         for name, source in sorted((current.get("sources") or {}).items()):

@@ -126,10 +126,10 @@ def apply(site, fix):
 
 def broken_message(fix, why):
     """The failure of a fix whose file is neither the original nor the fixed one."""
+    stage = fix.get('stage', 'torch')
     return ('[%s] the fix %s cannot be applied: %s. The package that installs %s changed since the release was '
             'written; review the fix in the release file (installed_fixes) against the installed file, or re-run '
-            '--tags %s to reinstall the release\'s packages' % (fix.get('stage', 'torch'), fix['name'], why,
-                                                               fix['path'], fix.get('stage', 'torch')))
+            '--tags %s to reinstall the release\'s packages' % (stage, fix['name'], why, fix['path'], stage))
 
 
 def run(site, fixes, check_mode=False, installed_required=False):

@@ -61,7 +61,9 @@ def processes_using(base, proc='/proc', uid=None):
     uid = os.geteuid() if uid is None else uid
     real = os.path.realpath(base)
     prefixes = tuple(set((base.rstrip('/') + '/', real.rstrip('/') + '/')))
-    inside = lambda p: p in (base, real) or p.startswith(prefixes)  # noqa: E731
+
+    def inside(path):
+        return path in (base, real) or path.startswith(prefixes)
     found = []
     for entry in os.listdir(proc):
         if not entry.isdigit() or int(entry) == os.getpid():

@@ -379,10 +379,11 @@ def summary_lines(summary, console=False):
         if info.get('base'):
             target = info.get('current_target')
             link = info.get('current_link')
+            here = bool(target) and target.rstrip('/') == info['base'].rstrip('/')
             links.append('  %s: base %s%s%s' % (
-                name, info['base'], ('; %s -> %s%s' % (link, target or '(nothing)', ' (this base)' if target and
-                                                        target.rstrip('/') == info['base'].rstrip('/') else ''))
-                if link else '; no current link',
+                name, info['base'],
+                ('; %s -> %s%s' % (link, target or '(nothing)', ' (this base)' if here else '')) if link
+                else '; no current link',
                 ' (as of the run of %s)' % info['generated'] if info is not record and info.get('generated') else ''))
     if links:
         lines += ['Bases and current links (after the run):'] + links

@@ -270,8 +270,9 @@ def _links(settings, node, paths):
         path = _text(path)
         if not given or not path:
             continue   # not set, or refused by _directories
-        where = given if label == 'primus_current_link' else '%s/primus/%s' % (_text(given).rstrip('/'),
-                                                                                _text(paths.get('release')))
+        where = given
+        if label != 'primus_current_link':
+            where = '%s/primus/%s' % (_text(given).rstrip('/'), _text(paths.get('release')))
         if base and (path == base or path.startswith(base + '/')):
             out.append('%s %s is inside PRIMUS_BASE %s: it must outlive the base it points to. Fix: choose a path '
                        'outside the bases, e.g. ~/envs/primus-current or ~/privatemodules' % (label, _text(given), base))

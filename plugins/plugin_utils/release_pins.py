@@ -7,8 +7,9 @@
 A release name becomes a file name (``releases/<release>.yml``) and a path (``modulefiles/primus/<release>``), so
 it is held to RELEASE_NAME; so is every name under ``sources:``, which becomes a stage, a checkout directory and a
 state file. The pins file must be a regular file of YAML with one ``primus_pins`` mapping that the release file's
-schema accepts (plugin_utils/release_schema.py: every key, its type and allowed values; unknown keys refused). A message names the file, the key and the fix, and never quotes the file's content (it
-could be any file the controller can read).
+schema accepts (plugin_utils/release_schema.py: every key, its type and allowed values; unknown keys refused). A
+message names the file, the key and the fix; it quotes nothing of a file that is not a pins file (it could be any
+file the controller can read).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -21,9 +21,13 @@ import re
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+try:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+    HAS_PACKAGING = True
+except ImportError:  # pragma: no cover - ansible-core requires packaging on every controller
+    HAS_PACKAGING = False
 
 from ansible_collections.primus.trainenv.plugins.module_utils.common import redact_url
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import visible
@@ -334,10 +338,13 @@ class Table(Node):
         return rows
 
 
+def _norm(text):
+    return re.sub(r'[-_]', '', text.lower())
+
+
 def _close(given, known):
     """A likely typo: one edit apart, or the same ignoring case and - / _."""
-    norm = lambda s: re.sub(r'[-_]', '', s.lower())  # noqa: E731
-    if norm(given) == norm(known):
+    if _norm(given) == _norm(known):
         return True
     if abs(len(given) - len(known)) > 1:
         return False
@@ -450,7 +457,7 @@ PINS = Map([
     ('drift_superseded', Field(Seq(NAME, 'Pins a later stage replaces by design: the drift report does not hold a '
                                          'host to them.', unique=True), required=False)),
     ('versions', Field(Map([(key, Field(Scalar('The %s version.' % key, 'a version', version,
-                                                '2.12.0+rocm7.15.0a20260720')))
+                                               '2.12.0+rocm7.15.0a20260720')))
                             for key in ('torch', 'rocm_sdk', 'torchaudio', 'torchvision', 'apex',
                                         'transformer_engine')],
                            'The nightly versions, as the stages and the re-lock helper read them.'))),
@@ -526,6 +533,9 @@ REF_KINDS = {'commit': (COMMIT, 'a full 40-hex commit'), 'short_commit': (SHORT_
 def problems(pins, stages=None):
     """[(key path, problem)] of a loaded ``primus_pins`` value against the schema, plus the checks across keys;
     stages: the stage names a fix may name (None: not checked)."""
+    if not HAS_PACKAGING:
+        return [('primus_pins', 'cannot be checked: the Python package packaging is missing on the controller (install '
+                                'the controller with make controller, or pip install packaging)')]
     found = PINS.check(pins, 'primus_pins')
     if found or not isinstance(pins, Mapping):
         return found

@@ -406,8 +406,8 @@ def test_the_markdown_quotes_an_expression_with_backticks(default_fields):
 # --------------------------------------------------------------------------- releases side by side
 
 EVENTS = {"flash_attn": {"stage": "flash_attn", "origin": "built"}, "te": {"stage": "te", "origin": "built"},
-          "tensorstore": {"stage": "pydeps", "origin": "cache"}, "aiter": {"stage": "aiter", "origin": "store",
-                                                                         "builder": "n1"}}
+          "tensorstore": {"stage": "pydeps", "origin": "cache"},
+          "aiter": {"stage": "aiter", "origin": "store", "builder": "n1"}}
 
 
 def test_a_record_counts_where_each_wheel_came_from_and_names_the_release_and_link():
@@ -426,15 +426,13 @@ def test_a_record_counts_where_each_wheel_came_from_and_names_the_release_and_li
 
 def test_a_host_of_a_later_batch_keeps_what_the_last_run_knew_of_it():
     before = fleet_report.run_summary({
-        "n1": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={"release": "v26.5", "base": "/b/v26.5",
-                                                                          "current_link": "/b/cur",
-                                                                          "current_target": "/b/v26.5"}),
+        "n1": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={
+            "release": "v26.5", "base": "/b/v26.5", "current_link": "/b/cur", "current_target": "/b/v26.5"}),
         "n2": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={"release": "v26.5", "base": "/b/v26.5"})},
         generated="T0")
     during = fleet_report.run_summary({
-        "n1": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={"release": "v26.5.1", "base": "/b/v26.5.1",
-                                                                          "current_link": "/b/cur",
-                                                                          "current_target": "/b/v26.5.1"}),
+        "n1": fleet_report.run_record(RUN, STATUS, STARTED, 410.0, host={
+            "release": "v26.5.1", "base": "/b/v26.5.1", "current_link": "/b/cur", "current_target": "/b/v26.5.1"}),
         "n2": None}, batch=["n1"], generated="T1")
     during = fleet_report.with_last_known(during, before)
     assert during["hosts"]["n2"]["last_known"] == {"release": "v26.5", "base": "/b/v26.5", "generated": "T0"}

@@ -97,8 +97,8 @@ MALFORMED = [
      "primus_pins.sources.flash_attn.build.arch_env.GPU_ARCHS is the string 'semicolon', expected one of list, csv"),
     (_set('sources.torchao.patches.0', {'file': 'x.py', 'before': 'a'}), 'primus_pins.sources.torchao.patches[0].after '
                                                                          'is missing'),
-    (_set('sources.turbo.repo', '--upload-pack=touch /tmp/x'), "primus_pins.sources.turbo.repo is the string "
-                                                                "'--upload-pack=touch /tmp/x': not a git repository URL"),
+    (_set('sources.turbo.repo', '--upload-pack=touch /tmp/x'),
+     "primus_pins.sources.turbo.repo is the string '--upload-pack=touch /tmp/x': not a git repository URL"),
     (_set('turbo.rocshmem_placeholder', '../../outside/x'), "primus_pins.turbo.rocshmem_placeholder is the string "
                                                             "'../../outside/x': not a relative path that stays inside"),
     (_set('turbo.rocshmem_placeholder', '/opt/rocshmem'), 'primus_pins.turbo.rocshmem_placeholder is the string '
