@@ -164,7 +164,7 @@ def main(argv=None):
             break
     if newest is None:
         print("no date publishes the complete set: keep the current pins and use a wheelhouse or a site mirror that "
-              "still has them (README, \"When the nightly disappears\")", file=sys.stderr)
+              "still has them (docs/offline.md, \"When the nightly disappears\")", file=sys.stderr)
         return 1
     if newest[0] == current:
         print("%s is already the newest complete date: nothing written" % current)

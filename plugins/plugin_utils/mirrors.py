@@ -168,7 +168,7 @@ def apply(pins, mirrors, use_pip_config=False, wheelhouse=''):
     """
     found = problems(mirrors, pins)
     if found:
-        raise MirrorError('; '.join(found) + '. Fix %s (README, "Site mirrors").' % SETTING)
+        raise MirrorError('; '.join(found) + '. Fix %s (docs/mirrors.md).' % SETTING)
     if wheelhouse and mirrors:
         raise MirrorError('%s and primus_wheelhouse are both set: a wheelhouse is used offline, without mirrors; '
                           'drop one of them' % SETTING)
