@@ -49,13 +49,19 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen util-linux:runuser \
   environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3 \
   debootstrap:/usr/sbin/debootstrap tcl:tclsh
+# The parts of it that the entry points running part of the tests need, checked the same way before they run anything:
+# the world's stand-in builds (make demo, bench, bench-fleet), and the scenarios as the unprivileged user over a
+# loopback sshd (make test-offline, test-faults, molecule, test-fleet).
+WORLD_SYSTEM_PACKAGES := git:git make:make g++:g++ ca-certificates:/etc/ssl/certs/ca-certificates.crt
+SCENARIO_SYSTEM_PACKAGES := $(WORLD_SYSTEM_PACKAGES) openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen \
+  util-linux:runuser python3:/usr/bin/python3
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
 TEST_SUITES := unit:unit+world-test:world lint:lint+docs-lint:docs+sanity:sanity functional:functional molecule:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
   run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults \
-  docs docs-lint changelog
+  docs docs-lint changelog prerequisites-scenarios prerequisites-molecule prerequisites-world
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
@@ -145,7 +151,7 @@ sanity: $(VENV)/.test
 # (its module-scoped base stays in one process; tests/functional/conftest.py groups them by file), the fault matrix's
 # two groups apart; each worker has its own world and sshd.
 FUNCTIONAL_WORKERS ?= 2
-functional: $(VENV)/.test $(VENV310)/.controller
+functional: prerequisites $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	rm -f $(OUT)/timings.txt
 	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
@@ -156,7 +162,7 @@ functional: $(VENV)/.test $(VENV310)/.controller
 OFFLINE_UNIT := tests/unit/plugins/module_utils/test_release_lock.py tests/unit/plugins/plugin_utils/test_mirrors.py \
   tests/unit/test_relock.py
 OFFLINE_FUNCTIONAL := tests/functional/test_release_lock.py tests/functional/test_offline.py
-test-offline: $(VENV)/.test $(VENV310)/.controller
+test-offline: prerequisites-scenarios $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	$(PYTHON) -m pytest $(OFFLINE_UNIT) -q
 	$(PYTHON) -m pytest $(OFFLINE_FUNCTIONAL) -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile
@@ -164,7 +170,7 @@ test-offline: $(VENV)/.test $(VENV310)/.controller
 # The fault matrix alone (docs/reliability.md); `make test` runs the same file in functional. Its tests are
 # grouped by the base they share (xdist_group): each group runs whole in one worker. FAULTS_ARGS: more pytest arguments.
 FAULTS_ARGS ?=
-test-faults: $(VENV)/.test $(VENV310)/.controller
+test-faults: prerequisites-scenarios $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	$(PYTHON) -m pytest tests/functional/test_faults.py -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
 	  --junitxml=$(OUT)/faults.xml $(FAULTS_ARGS)
@@ -181,7 +187,7 @@ wheelhouse: $(VENV)/.controller
 # molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
 # tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).
 MOLECULE_SCENARIOS ?= default fleet
-molecule: $(VENV)/.test
+molecule: prerequisites-molecule $(VENV)/.test
 	mkdir -p $(OUT)
 	@status=0; for scenario in $(MOLECULE_SCENARIOS); do \
 	  start=$$(date +%s.%N); rc=0; \
@@ -195,8 +201,12 @@ molecule: $(VENV)/.test
 	exit $$status
 
 # The fleet scenario alone (molecule/README.md).
-test-fleet:
+test-fleet: prerequisites-molecule
 	$(MAKE) --no-print-directory molecule MOLECULE_SCENARIOS=fleet
+
+# The world's stand-in builds need git, make, a C++ compiler and, the first time, PyPI (their build tools): make world,
+# and make demo through it (tests/world/world.mk), check them first.
+world: prerequisites-world
 
 -include tests/world/world.mk
 
@@ -245,14 +255,26 @@ FLEET_TAGS ?= venv,torch
 BENCH = $(PYTHON) tests/bench/bench.py --world $(call shell_quote,$(WORLD_DIR)) \
   $(if $(BENCH_WORK),--work $(call shell_quote,$(BENCH_WORK)))
 
-bench: $(VENV)/.test world
+bench: prerequisites-world $(VENV)/.test world
 	$(BENCH) $(if $(UPSTREAM),--upstream $(call shell_quote,$(UPSTREAM)))
 
-bench-fleet: $(VENV)/.test world
+bench-fleet: prerequisites-world $(VENV)/.test world
 	$(BENCH) --fleet $(call shell_quote,$(FLEET_SIZES)) --fleet-tags $(call shell_quote,$(FLEET_TAGS))
 
+# System packages, checked before anything else of the goal runs (tests/prerequisites.sh): as root on Debian or Ubuntu
+# the missing ones are installed with apt-get; otherwise the goal stops with the apt-get line to run.
+#   $(call system_packages,<package>:<probe> ...,<the Python versions needed, with their venv module>)
+system_packages = @PY312='$(PY312)' PY310='$(PY310)' PREREQUISITES_PYTHONS='$(2)' \
+  PREREQUISITES_GOAL='make $(or $(MAKECMDGOALS),test)' tests/prerequisites.sh $(1)
+
 prerequisites:
-	@PY312='$(PY312)' PY310='$(PY310)' tests/prerequisites.sh $(TEST_SYSTEM_PACKAGES)
+	$(call system_packages,$(TEST_SYSTEM_PACKAGES),3.12 3.10)
+prerequisites-scenarios:
+	$(call system_packages,$(SCENARIO_SYSTEM_PACKAGES),3.12 3.10)
+prerequisites-molecule:
+	$(call system_packages,$(SCENARIO_SYSTEM_PACKAGES),3.12)
+prerequisites-world:
+	$(call system_packages,$(WORLD_SYSTEM_PACKAGES),3.12)
 
 # The documentation (docs/testing.md, "The documentation"). tools/docs_gen.py makes the generated parts of the manual
 # (docs/*.md between GENERATED markers) and the manual in the docsite's format (docs/docsite/rst/); then antsibull-docs
