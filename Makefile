@@ -3,6 +3,8 @@
 #   make test         every test: unit, lint, sanity, playbook checks on both controllers,
 #                     the simulated world's self-test and the functional scenarios; installs the
 #                     system packages it needs when run as root (TEST_SYSTEM_PACKAGES below)
+#   make docs         the documentation site (antsibull-docs) into DOCS_DEST
+# The manual: docs/ (docs/testing.md describes the targets of the tests).
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -47,25 +49,35 @@ TEST_SYSTEM_PACKAGES := git:git make:make g++:g++ shellcheck:shellcheck \
   openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen util-linux:runuser \
   environment-modules:modulecmd ca-certificates:/etc/ssl/certs/ca-certificates.crt python3:/usr/bin/python3 \
   debootstrap:/usr/sbin/debootstrap tcl:tclsh
+# The parts of it that the entry points running part of the tests need, checked the same way before they run anything:
+# the world's stand-in builds (make demo, bench, bench-fleet), and the scenarios as the unprivileged user over a
+# loopback sshd (make test-offline, test-faults, molecule, test-fleet).
+WORLD_SYSTEM_PACKAGES := git:git make:make g++:g++ ca-certificates:/etc/ssl/certs/ca-certificates.crt
+SCENARIO_SYSTEM_PACKAGES := $(WORLD_SYSTEM_PACKAGES) openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen \
+  util-linux:runuser python3:/usr/bin/python3
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
-TEST_SUITES := unit:unit+world-test:world lint:lint+sanity:sanity functional:functional molecule:molecule
+TEST_SUITES := unit:unit+world-test:world lint:lint+docs-lint:docs+sanity:sanity functional:functional molecule:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
-  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults
+  run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults \
+  docs docs-lint changelog prerequisites-scenarios prerequisites-molecule prerequisites-world
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
+	@echo "make docs         the documentation site (antsibull-docs: modules, filters, roles, the manual) into DOCS_DEST"
+	@echo "make docs-lint    antsibull-docs lint-collection-docs, antsibull-changelog lint, CHANGELOG.md current"
+	@echo "make changelog    CHANGELOG.md from changelogs/fragments (antsibull-changelog, the version of galaxy.yml)"
 	@echo "make wheelhouse   an offline wheelhouse of a release (WHEELHOUSE=dir, WHEELHOUSE_PINS=pins file, WHEELHOUSE_STORE=wheel store)"
 	@echo "make test-offline the release lock, index probe, re-lock helper and site mirror tests alone"
 	@echo "make test-faults  the fault matrix alone: kill -9 at every stage kind, 503s, a remote down, a full disk, racing runs"
 	@echo "make molecule     molecule test (scenarios default and fleet: the world, unprivileged targets, converge, idempotence, verify)"
 	@echo "make test-fleet   molecule test -s fleet alone (three nodes over SSH, one build per build key, the wheel store)"
-	@echo "make world|world-test|demo   the simulated world (see README)"
+	@echo "make world|world-test|demo   the simulated world (tests/world/README.md; make demo: try it without AMD hardware)"
 	@echo "make world-snapshot|world-trixie   refresh the PyPI metadata snapshot (network) / build the glibc 2.41 root"
 	@echo "make run-detached RUN=name [INVENTORY=file] [VARS='@vars.yml key=value'] [TAGS=stages] [LIMIT=hosts]"
-	@echo "                  start playbooks/primus.yml detached (ansible-runner; survives the terminal; README: Detached runs)"
+	@echo "                  start playbooks/primus.yml detached (ansible-runner; survives the terminal; docs/fleets.md)"
 	@echo "make attach RUN=name | run-status RUN=name | stop-run RUN=name | runs   follow, look at, stop, list detached runs"
 	@echo "make bench        first run, converged re-run, --tags te, --check --diff, lock refusal: seconds, CPU, requests, pip (UPSTREAM=setup.sh)"
 	@echo "make bench-fleet  a converged run's controller cost for FLEET_SIZES=1,4,16 local hosts (FLEET_TAGS=venv,torch)"
@@ -139,31 +151,31 @@ sanity: $(VENV)/.test
 # (its module-scoped base stays in one process; tests/functional/conftest.py groups them by file), the fault matrix's
 # two groups apart; each worker has its own world and sshd.
 FUNCTIONAL_WORKERS ?= 2
-functional: $(VENV)/.test $(VENV310)/.controller
+functional: prerequisites $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	rm -f $(OUT)/timings.txt
 	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
 	  --junitxml=$(OUT)/functional.xml
 
-# The release lock, preflight's index probe, the re-lock helper and site mirrors alone (README "When the nightly
-# disappears", "Site mirrors"); `make test` runs the same files in unit and functional.
+# The release lock, preflight's index probe, the re-lock helper and site mirrors alone (docs/offline.md,
+# docs/mirrors.md); `make test` runs the same files in unit and functional.
 OFFLINE_UNIT := tests/unit/plugins/module_utils/test_release_lock.py tests/unit/plugins/plugin_utils/test_mirrors.py \
   tests/unit/test_relock.py
 OFFLINE_FUNCTIONAL := tests/functional/test_release_lock.py tests/functional/test_offline.py
-test-offline: $(VENV)/.test $(VENV310)/.controller
+test-offline: prerequisites-scenarios $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	$(PYTHON) -m pytest $(OFFLINE_UNIT) -q
 	$(PYTHON) -m pytest $(OFFLINE_FUNCTIONAL) -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadfile
 
-# The fault matrix alone (README "Reliability: faults"); `make test` runs the same file in functional. Its tests are
+# The fault matrix alone (docs/reliability.md); `make test` runs the same file in functional. Its tests are
 # grouped by the base they share (xdist_group): each group runs whole in one worker. FAULTS_ARGS: more pytest arguments.
 FAULTS_ARGS ?=
-test-faults: $(VENV)/.test $(VENV310)/.controller
+test-faults: prerequisites-scenarios $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	$(PYTHON) -m pytest tests/functional/test_faults.py -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
 	  --junitxml=$(OUT)/faults.xml $(FAULTS_ARGS)
 
-# An offline wheelhouse of a release (README "Air-gapped clusters"): every file of its lock and a bundle of every git
+# An offline wheelhouse of a release (docs/offline.md): every file of its lock and a bundle of every git
 # remote; needs the release's lock beside its pins file.
 WHEELHOUSE ?= $(CURDIR)/wheelhouse
 WHEELHOUSE_PINS ?= roles/primus/vars/releases/v26.5.yml
@@ -175,7 +187,7 @@ wheelhouse: $(VENV)/.controller
 # molecule/ (molecule/README.md): `molecule test` of each scenario in MOLECULE_SCENARIOS, its output in
 # tests/output/molecule-<scenario>.txt and a one-case JUnit report each (molecule writes none).
 MOLECULE_SCENARIOS ?= default fleet
-molecule: $(VENV)/.test
+molecule: prerequisites-molecule $(VENV)/.test
 	mkdir -p $(OUT)
 	@status=0; for scenario in $(MOLECULE_SCENARIOS); do \
 	  start=$$(date +%s.%N); rc=0; \
@@ -189,15 +201,19 @@ molecule: $(VENV)/.test
 	exit $$status
 
 # The fleet scenario alone (molecule/README.md).
-test-fleet:
+test-fleet: prerequisites-molecule
 	$(MAKE) --no-print-directory molecule MOLECULE_SCENARIOS=fleet
+
+# The world's stand-in builds need git, make, a C++ compiler and, the first time, PyPI (their build tools): make world,
+# and make demo through it (tests/world/world.mk), check them first.
+world: prerequisites-world
 
 -include tests/world/world.mk
 
 # A make variable as one single-quoted shell word.
 shell_quote = '$(subst ','\'',$(1))'
 
-# Detached runs (README: Detached runs): scripts/detached_run.py drives ansible-runner. RUN names the run
+# Detached runs (docs/fleets.md): scripts/detached_run.py drives ansible-runner. RUN names the run
 # (RUNS_DIR/RUN, RUNS_DIR default ~/.primus-trainenv/runs); VARS holds -e values, separated by spaces.
 RUN ?=
 RUNS_DIR ?=
@@ -239,14 +255,57 @@ FLEET_TAGS ?= venv,torch
 BENCH = $(PYTHON) tests/bench/bench.py --world $(call shell_quote,$(WORLD_DIR)) \
   $(if $(BENCH_WORK),--work $(call shell_quote,$(BENCH_WORK)))
 
-bench: $(VENV)/.test world
+bench: prerequisites-world $(VENV)/.test world
 	$(BENCH) $(if $(UPSTREAM),--upstream $(call shell_quote,$(UPSTREAM)))
 
-bench-fleet: $(VENV)/.test world
+bench-fleet: prerequisites-world $(VENV)/.test world
 	$(BENCH) --fleet $(call shell_quote,$(FLEET_SIZES)) --fleet-tags $(call shell_quote,$(FLEET_TAGS))
 
+# System packages, checked before anything else of the goal runs (tests/prerequisites.sh): as root on Debian or Ubuntu
+# the missing ones are installed with apt-get; otherwise the goal stops with the apt-get line to run.
+#   $(call system_packages,<package>:<probe> ...,<the Python versions needed, with their venv module>)
+system_packages = @PY312='$(PY312)' PY310='$(PY310)' PREREQUISITES_PYTHONS='$(2)' \
+  PREREQUISITES_GOAL='make $(or $(MAKECMDGOALS),test)' tests/prerequisites.sh $(1)
+
 prerequisites:
-	@PY312='$(PY312)' PY310='$(PY310)' tests/prerequisites.sh $(TEST_SYSTEM_PACKAGES)
+	$(call system_packages,$(TEST_SYSTEM_PACKAGES),3.12 3.10)
+prerequisites-scenarios:
+	$(call system_packages,$(SCENARIO_SYSTEM_PACKAGES),3.12 3.10)
+prerequisites-molecule:
+	$(call system_packages,$(SCENARIO_SYSTEM_PACKAGES),3.12)
+prerequisites-world:
+	$(call system_packages,$(WORLD_SYSTEM_PACKAGES),3.12)
+
+# The documentation (docs/testing.md, "The documentation"). tools/docs_gen.py makes the generated parts of the manual
+# (docs/*.md between GENERATED markers) and the manual in the docsite's format (docs/docsite/rst/); then antsibull-docs
+# builds the collection's site - a page per module, filter and role from the code's own documentation, the manual as
+# its extra docs - with Sphinx, strict (a warning fails it) and without network (tools/docs_sphinx.py), into
+# DOCS_DEST (git-ignored by default). DOCS_DEST is replaced only when it is empty or a site this target built.
+DOCS_DEST ?= $(CURDIR)/docs/_build
+docs: $(VENV)/.test
+	$(PYTHON) tools/docs_gen.py
+	@dest=$(call shell_quote,$(DOCS_DEST)); \
+	  if [ -e "$$dest" ] && [ -n "$$(ls -A "$$dest")" ] && [ ! -e "$$dest/.buildinfo" ]; then \
+	    echo "DOCS_DEST=$$dest holds other files than a site of make docs: give an empty or new directory" >&2; exit 2; fi; \
+	  work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
+	  export ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.collections; \
+	  antsibull-docs sphinx-init --use-current --squash-hierarchy --dest-dir "$$work" --project primus.trainenv \
+	    --title primus.trainenv --copyright 'primus.trainenv developers' primus.trainenv >/dev/null; \
+	  printf '%s\n' '' '# make docs: no network (tools/docs_sphinx.py resolves the labels of ansible-core docs).' \
+	    'import sys' "sys.path.insert(0, '$(CURDIR)/tools')" "extensions.append('docs_sphinx')" 'intersphinx_mapping = {}' \
+	    >> "$$work/conf.py"; \
+	  "$$work/build.sh"; \
+	  rm -rf "$$dest"; mkdir -p "$$dest"; cp -r "$$work/build/html/." "$$dest/"; \
+	  echo "The documentation site: $$dest/index.html"
+
+# The linters of the documentation and the changelog (a suite of make test, results in tests/output/docs.xml).
+docs-lint: $(VENV)/.test
+	mkdir -p $(OUT)
+	$(PYTHON) -m pytest tests/docs -q --junitxml=$(OUT)/docs.xml
+
+# CHANGELOG.md and changelogs/changelog.yaml from changelogs/fragments, for the version of galaxy.yml.
+changelog: $(VENV)/.test
+	antsibull-changelog release --version $$(sed -n 's/^version: *//p' galaxy.yml) --reload-plugins --refresh
 
 # Every suite runs, also after one failed, so the summary shows every failure. Each suite's exit
 # status and wall time go to tests/output/<name>.status; tests/summary.py reads them with the

@@ -3,7 +3,7 @@
     python3 tests/summary.py [tests/output]
 
 Reads, for each suite of `make test` (standard library only, so it runs without .venv):
-  unit, world, functional  the JUnit XML pytest wrote (<name>.xml); molecule: molecule/junit.py's
+  unit, world, functional, docs   the JUnit XML pytest wrote (<name>.xml); molecule: molecule/junit.py's
   lint                     ansible-lint's SARIF file (lint.sarif) and its console output (lint.txt)
   sanity                   ansible-test's JUnit XML, one file per sanity test (sanity/*.xml), and its
                            console output (sanity.txt)
@@ -21,8 +21,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-SUITES = (('unit', 'junit'), ('lint', 'lint'), ('sanity', 'sanity'), ('world', 'junit'), ('functional', 'junit'),
-          ('molecule', 'junit'))
+SUITES = (('unit', 'junit'), ('lint', 'lint'), ('docs', 'junit'), ('sanity', 'sanity'), ('world', 'junit'),
+          ('functional', 'junit'), ('molecule', 'junit'))
 REPORTS = {'junit': ('{name}.xml',), 'lint': ('lint.sarif', 'lint.txt'), 'sanity': ('sanity', 'sanity.txt')}
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\|\x07)')
 SHOWN = 20   # failures listed per suite

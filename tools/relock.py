@@ -272,7 +272,7 @@ def move_nightly(text, pins, index, archs, out=print):
             return None, 2, "%s is already the newest complete date" % current
         return rewrite(text, pins["versions"], chosen), date, chosen
     return None, 1, ("no date publishes the complete set: keep the current pins and use a wheelhouse or a site mirror "
-                     "that still has them (docs: the release lock and the air-gapped wheelhouse)")
+                     "that still has them (docs/offline.md, \"When the nightly disappears\")")
 
 
 def main(argv=None):

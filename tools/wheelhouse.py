@@ -6,7 +6,7 @@
     python3 tools/wheelhouse.py --pins roles/primus/vars/releases/v26.5.yml --dest /shared/wheelhouse-v26.5
     ansible-playbook playbooks/primus.yml -e primus_wheelhouse=/shared/wheelhouse-v26.5   # no network
 
-Layout (README "Air-gapped clusters"):
+Layout (docs/offline.md, "Air-gapped clusters"):
 
     <dest>/<index>/files/<file>                   every file of the lock (<pins>.lock.json), sha256-verified
     <dest>/<index>/simple/<project>/index.html    PEP 503 pages linking them with #sha256=
@@ -15,7 +15,7 @@ Layout (README "Air-gapped clusters"):
                                                   requirements.txt) and of every submodule of their commits
                                                   (recursively), all refs
     <dest>/store/<component>/<key id>/<file>.whl  with --store: the built wheels of the source stages, in the
-    <dest>/store/<component>/<key id>/<file>.whl.sha256   fleet's wheel store layout (README "Fleets")
+    <dest>/store/<component>/<key id>/<file>.whl.sha256   fleet's wheel store layout (docs/fleets.md)
     <dest>/wheelhouse.json                        what was put there, with each file's sha256
 
 A file already there with its locked sha256 is not fetched again; one with other bytes is replaced.

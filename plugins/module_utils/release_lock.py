@@ -187,8 +187,8 @@ def describe(problems):
         parts.append('not in the lock: %s' % ', '.join(names))
     return ('the release lock refuses this install - %s. Nothing was installed. A file that changed under its name is '
             'not the file this release was built and tested with: find out why the index serves other bytes (a site '
-            'mirror that rebuilt it, a re-published nightly), or re-lock the release (README, "When the nightly '
-            'disappears").' % ' - '.join(parts))
+            'mirror that rebuilt it, a re-published nightly), or re-lock the release (docs/offline.md, "When '
+            'the nightly disappears").' % ' - '.join(parts))
 
 
 def _quote_path(path):
@@ -287,6 +287,6 @@ def probe_message(verdicts, indexes, release):
                                               'nightly %s' % date if date != 'undated' else 'no nightly date',
                                               ', '.join('%s (%s)' % (v['file'], v['problem']) for v in files)))
     return ('%d locked file(s) of release %s are no longer served as locked - %s. Nothing was downloaded. Fix: re-lock '
-            'the release from an index date that is complete (tools/relock.py, README "When the nightly disappears"), or '
-            'install from a wheelhouse or a site mirror that still has them (README "Site mirrors"); '
+            'the release from an index date that is complete (tools/relock.py, docs/offline.md "When the nightly disappears"), '
+            'or install from a wheelhouse or a site mirror that still has them (docs/mirrors.md); '
             'primus_index_probe: false skips this check.' % (len(verdicts), release, ' | '.join(lines)))

@@ -160,7 +160,7 @@ def apply(pins, mirrors, use_pip_config=False, wheelhouse=''):
 
     pypi_index_url: what the PyPI calls pass as --index-url: the pins' (or its mirror's) PyPI index,
     except with use_pip_config and no PyPI mirror, where it is empty so that pip's own configured index
-    (pip.conf, PIP_INDEX_URL) applies - a site mirror there is no longer overridden by pypi.org.
+    (pip.conf, PIP_INDEX_URL) applies - a site mirror there is not overridden by pypi.org.
 
     trusted_hosts: the host[:port] of each plain-http index mirror, for pip's --trusted-host (PIP_TRUSTED_HOST). pip
     ignores an http index whose host is not this machine's ("not a trusted or secure host"); the setting names the
@@ -168,7 +168,7 @@ def apply(pins, mirrors, use_pip_config=False, wheelhouse=''):
     """
     found = problems(mirrors, pins)
     if found:
-        raise MirrorError('; '.join(found) + '. Fix %s (README, "Site mirrors").' % SETTING)
+        raise MirrorError('; '.join(found) + '. Fix %s (docs/mirrors.md).' % SETTING)
     if wheelhouse and mirrors:
         raise MirrorError('%s and primus_wheelhouse are both set: a wheelhouse is used offline, without mirrors; '
                           'drop one of them' % SETTING)

@@ -58,7 +58,7 @@ NOT_IN_KEY = {
     'HIP_LIB_PATH': 'a location', 'HIP_DEVICE_LIB_PATH': 'a location', 'PATH': 'a location',
     'LD_LIBRARY_PATH': 'a location', 'LIBRARY_PATH': 'a location', 'CPATH': 'a location',
     'PKG_CONFIG_PATH': 'a location', 'HOME': 'a location',
-    # Where pip may fetch from (a plain-http site mirror, README "Site mirrors"), as no index URL is in the key.
+    # Where pip may fetch from (a plain-http site mirror, docs/mirrors.md), as no index URL is in the key.
     'PIP_TRUSTED_HOST': 'which index hosts pip trusts, not what a build produces',
 }
 # The arch list in its several spellings: part of the key of an arch-dependent build through its arch list; a build the

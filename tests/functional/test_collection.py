@@ -109,8 +109,8 @@ def test_built_collection_installs_and_lists_the_same_tags(installed):
 
 @pytest.mark.functional
 def test_installed_collection_runs_preflight_on_localhost_without_an_inventory(installed, tmp_path):
-    """README: `ansible-playbook primus.trainenv.primus` with no inventory builds on localhost (it used to end
-    green with "no hosts matched"). No -i, no ansible.cfg: the default inventory does not exist here."""
+    """docs/install.md: `ansible-playbook primus.trainenv.primus` with no inventory builds on localhost, rather than
+    ending green with "no hosts matched". No -i, no ansible.cfg: the default inventory does not exist here."""
     dest, elsewhere = installed
     assert not os.path.exists("/etc/ansible/hosts") or not open("/etc/ansible/hosts").read().strip()
     base = tmp_path / "envs" / "primus-env"
@@ -125,7 +125,7 @@ def test_installed_collection_runs_preflight_on_localhost_without_an_inventory(i
     assert "into %s" % base in proc.stdout, "the plan was shown"
     assert "no hosts matched" not in proc.stdout
     assert not (tmp_path / "envs").exists(), "--tags preflight creates nothing (and takes no lock)"
-    # Ansible's warnings are only the two of an inventory-less run, which its configuration alone silences (README);
+    # Ansible's warnings are only the two of an inventory-less run, which its configuration alone silences (docs/install.md);
     # none comes from the playbook (a duplicate localhost entry, a deprecation from a filter's deep copy).
     assert warnings(proc.stderr) == [ANSIBLE_NO_INVENTORY, ANSIBLE_EMPTY_HOSTS, NO_GPU], proc.stderr
 
@@ -151,7 +151,7 @@ def warnings(stderr):
 
 @pytest.mark.functional
 def test_installed_collection_without_an_inventory_warns_of_nothing_with_the_readmes_two_settings(installed, tmp_path):
-    """README: ANSIBLE_LOCALHOST_WARNING=False and ANSIBLE_INVENTORY_UNPARSED_WARNING=False silence the two warnings
+    """docs/install.md: ANSIBLE_LOCALHOST_WARNING=False and ANSIBLE_INVENTORY_UNPARSED_WARNING=False silence the two warnings
     Ansible itself prints for a run without an inventory; the playbook adds none."""
     dest, elsewhere = installed
     proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "primus.trainenv.primus",
@@ -184,7 +184,7 @@ def test_an_inventory_without_hosts_fails_instead_of_ending_green(installed, tmp
 
 @pytest.mark.functional
 def test_make_controller_on_a_machine_with_only_python310_without_ensurepip(tmp_path, python310_no_ensurepip):
-    """The README's set-up on Ubuntu 22.04 without python3.10-venv and without root: no Python 3.12
+    """The README's set-up (docs/install.md) on Ubuntu 22.04 without python3.10-venv and without root: no Python 3.12
     (PY312=), a 3.10 whose ensurepip and pip are missing. `make controller` makes the ansible-core 2.17
     controller anyway (a venv without pip, pip from its wheel on PyPI), and it runs the playbook."""
     assert subprocess.run([python310_no_ensurepip, "-c", "import ensurepip"], capture_output=True,

@@ -1,4 +1,4 @@
-"""The fault matrix (README "Reliability: faults"; `make test-faults` runs this file alone): the real playbook, run by the
+"""The fault matrix (docs/reliability.md; `make test-faults` runs this file alone): the real playbook, run by the
 unprivileged target user against the simulated world, disturbed on purpose at named points of every stage kind.
 
 - kill -9 of the run and of every process it started (the controller's process group, then every process on the node

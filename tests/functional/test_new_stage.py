@@ -76,7 +76,7 @@ def component(shared_dir, target):
 @pytest.fixture(scope="module")
 def overlay(world, component, shared_dir):
     """The five-file change, written as a test's overlay: 1. the pins entry, 2. the registry entry (extra-vars win over
-    the core role's vars), 3. the playbook include (README and changelog are not code)."""
+    the core role's vars), 3. the playbook include (the changelog is not code; the tag table is generated)."""
     with open(world["pins"]) as handle:
         pins = yaml.safe_load(handle)
     pins["primus_pins"]["sources"][STAGE] = {

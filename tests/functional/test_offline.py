@@ -1,4 +1,4 @@
-"""Site mirrors and the offline wheelhouse (README "Site mirrors", "Air-gapped clusters"), against a world of this
+"""Site mirrors and the offline wheelhouse (docs/mirrors.md, docs/offline.md), against a world of this
 module's own.
 
 1. The world is served a second time, on another port, as the site's "mirror" of every index and git remote; the

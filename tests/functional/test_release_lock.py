@@ -1,4 +1,4 @@
-"""The release lock and preflight's index probe (README "When the nightly disappears"), against a world of this
+"""The release lock and preflight's index probe (docs/offline.md), against a world of this
 module's own (its files are changed and removed here).
 
 One converge of venv,torch records pip's plans (primus_lock_record); tools/release_lock.py makes the lock beside
@@ -122,7 +122,7 @@ def test_preflight_names_a_removed_locked_wheel_and_downloads_nothing(locked, ow
     assert AUDIO in msg and "(missing)" in msg and "nightly 2026-07-20" in msg, msg[-4000:]
     assert "tools/relock.py" in msg
     # Order and cause, not a duration: the probe stopped the run in preflight, before any stage started, and the
-    # run released its lock (the probe's seconds are a measurement, README "Measured").
+    # run released its lock (the probe's seconds are a measurement, docs/benchmarks.md).
     assert not [r["task"] for r in run.results if "Start stage" in r["task"]], [r["task"] for r in run.results]
     assert run.results.index(task) < run.results.index(run.task("Release the lock")), [r["task"] for r in run.results]
     record_timing("preflight's index probe naming a removed locked wheel", task["result"]["seconds"])

@@ -224,7 +224,7 @@ def test_two_runs_on_one_base_the_second_is_refused_naming_the_first(playbook, t
     assert held_after == holder, "the first run's lock, unchanged by the refused run"
     released = first_run.task("Release the lock")
     assert released["result"]["released"] and refused["time"] < released["time"]
-    # The seconds are measured, not bounded (a loaded machine makes them what it makes them; README, Measured).
+    # The seconds are measured, not bounded (a loaded machine makes them what it makes them; docs/benchmarks.md).
     record_timing("second run on a locked base: refused after (from its launch)", refused["time"] - started)
     record_timing("second run on a locked base: refused after (from its first task)",
                   refused["time"] - second.results[0]["time"])

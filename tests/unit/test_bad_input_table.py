@@ -2,7 +2,7 @@
 # Copyright (c) 2026, primus.trainenv developers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""README's bad-input table is the generated one: exactly the cases of tests/functional/test_bad_inputs.py, each with
+"""The bad-input table of docs/reliability.md is the generated one: exactly the cases of tests/functional/test_bad_inputs.py, each with
 a message (the functional test checks each message against its run and rewrites the table with PRIMUS_WRITE_README=1)."""
 
 import os
@@ -18,8 +18,8 @@ def read(*parts):
         return handle.read()
 
 
-def test_the_readme_table_lists_every_case_of_the_matrix_with_a_message():
-    readme = read('README.md')
+def test_the_reliability_page_s_table_lists_every_case_of_the_matrix_with_a_message():
+    readme = read('docs', 'reliability.md')
     assert readme.count(BEGIN) == 1 and readme.count(END) == 1
     table = readme[readme.index(BEGIN):readme.index(END)]
     rows = re.findall(r'^\| `([a-z0-9-]+)` \| (.*) \| (.+) \|$', table, re.M)

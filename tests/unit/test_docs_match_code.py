@@ -1,4 +1,5 @@
-"""The README's tables and the core role's argument spec say what the code does."""
+"""The manual's tables (docs/variables.md, docs/stages.md, docs/architecture.md) and the core role's argument spec say
+what the code does."""
 import os
 import re
 
@@ -12,17 +13,30 @@ def read(*parts):
         return handle.read()
 
 
-def readme_table_rows(heading):
-    section = read("README.md").split("## " + heading, 1)[1].split("\n## ", 1)[0]
+def table_rows(page, heading):
+    section = read("docs", page).split("\n## " + heading + "\n", 1)[1].split("\n## ", 1)[0]
     return [line for line in section.splitlines() if line.startswith("| `")]
 
 
-def test_every_user_setting_is_in_the_argument_spec_and_the_readme():
+def test_every_user_setting_is_in_the_argument_spec_and_the_variables_page():
     defaults = yaml.safe_load(read("roles", "primus", "defaults", "main.yml"))
     spec = yaml.safe_load(read("roles", "primus", "meta", "argument_specs.yml"))["argument_specs"]["main"]["options"]
-    documented = set(re.findall(r"`(primus_\w+)`", "\n".join(readme_table_rows("Variables"))))
+    page = read("docs", "variables.md")
+    generated = page.split("<!-- BEGIN GENERATED variables", 1)[1].split("<!-- END GENERATED variables", 1)[0]
+    rows = [line for line in generated.splitlines() if line.startswith("| `primus_")]
+    documented = {re.match(r"\| `(\w+)`", row).group(1): row for row in rows}
     assert set(defaults) == set(spec), set(defaults) ^ set(spec)
-    assert set(defaults) <= documented, set(defaults) - documented
+    assert set(defaults) <= set(documented), set(defaults) - set(documented)
+    # The controller's environment variable a default falls back to is the one the page names for it.
+    with open(os.path.join(REPO, "roles", "primus", "defaults", "main.yml")) as handle:
+        text = handle.read()
+    fallbacks = dict(re.findall(r"^(primus_\w+): .*lookup\('ansible\.builtin\.env', '(\w+)'", text, re.M))
+    fallbacks.pop("primus_wheel_store")   # $HOME, the default's own location, not a setting of setup.sh
+    assert len(fallbacks) >= 7
+    for name, variable in fallbacks.items():
+        cells = [cell.strip() for cell in documented[name].split(" | ")]
+        assert cells[3] == "`%s`" % variable, (name, cells[3])
+    assert sum(1 for row in documented.values() if row.split(" | ")[3].strip() != "-") == len(fallbacks)
 
 
 def playbook_roles():
@@ -42,10 +56,10 @@ def playbook_roles():
     return found
 
 
-def test_every_playbook_tag_is_in_the_readme_tag_table():
+def test_every_playbook_tag_is_in_the_tag_table():
     roles = playbook_roles()
     tags = {t for _role, role_tags in roles for t in role_tags} - {"always", "never"}
-    rows = {re.match(r"\| `(\w+)` \| `(\w+)`", row).groups() for row in readme_table_rows("Tags")}
+    rows = {re.match(r"\| `(\w+)` \| \[`(\w+)`\]", row).groups() for row in table_rows("stages.md", "The stages")}
     role_of_tag = dict(rows)
     assert set(role_of_tag) == tags
     for role, role_tags in roles:
@@ -73,12 +87,13 @@ def test_every_included_stage_role_applies_its_stage_tag_to_its_tasks():
         assert task["ansible.builtin.include_role"].get("apply", {}).get("tags") == own, task["name"]
 
 
-def test_every_module_and_filter_is_in_the_readme():
-    section = read("README.md").split("### Modules and filters", 1)[1].split("\n### ", 1)[0]
+def test_every_module_and_filter_is_in_the_architecture_page():
+    section = read("docs", "architecture.md").split("## Modules and filters", 1)[1].split("\n## ", 1)[0]
     modules = {name[:-3] for name in os.listdir(os.path.join(REPO, "plugins", "modules")) if name.endswith(".py")
                and name != "__init__.py"}
-    rows = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    listed = section.split("| Filter |", 1)
+    rows = set(re.findall(r"^\| \[`(\w+)`\]\(\.\./plugins/modules/\1\.py\) \| \S", listed[0], re.M))
     assert rows == modules, rows ^ modules
     filters = {name[:-4] for name in os.listdir(os.path.join(REPO, "plugins", "filter")) if name.endswith(".yml")}
-    listed = section.split("Filters (`primus.trainenv.*`):", 1)[1].split("Every module and filter", 1)[0]
-    assert set(re.findall(r"`(\w+)`", listed)) == filters, set(re.findall(r"`(\w+)`", listed)) ^ filters
+    rows = set(re.findall(r"^\| \[`(\w+)`\]\(\.\./plugins/filter/\1\.yml\) \| \S", listed[1], re.M))
+    assert rows == filters, rows ^ filters

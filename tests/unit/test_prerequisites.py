@@ -38,16 +38,21 @@ printf '%s:\n  Installed: (none)\n  Candidate: (none)\n' "$2"
 '''
 
 
-def makefile_packages():
+def makefile_packages(variable='TEST_SYSTEM_PACKAGES'):
+    """A package list of the Makefile, its $(VARIABLE) references expanded."""
     with open(os.path.join(ROOT, 'Makefile')) as handle:
         text = handle.read()
-    match = re.search(r'^TEST_SYSTEM_PACKAGES := ((?:.*\\\n)*.*)$', text, re.M)
-    return match.group(1).replace('\\\n', ' ').split()
+    match = re.search(r'^%s := ((?:.*\\\n)*.*)$' % variable, text, re.M)
+    entries = []
+    for word in match.group(1).replace('\\\n', ' ').split():
+        reference = re.match(r'^\$\((\w+)\)$', word)
+        entries += makefile_packages(reference.group(1)) if reference else [word]
+    return entries
 
 
 @pytest.fixture
 def fake(tmpdir):
-    def run(entries, uid=0, py312='', py310='', provides='', candidates='', apt=True, real_path=False):
+    def run(entries, uid=0, py312='', py310='', provides='', candidates='', apt=True, real_path=False, extra=None):
         bindir = tmpdir.join('bin').ensure(dir=True)
         bindir.join('id').write(FAKE_ID.format(uid=uid))
         bindir.join('id').chmod(0o755)
@@ -66,6 +71,7 @@ def fake(tmpdir):
             tools = os.environ['PATH']
         env = {'PATH': '%s:%s' % (bindir, tools), 'PY312': py312, 'PY310': py310, 'LOG': str(log),
                'PROVIDES': provides, 'CANDIDATES': candidates}
+        env.update(extra or {})
         proc = subprocess.run(['bash', SCRIPT] + entries, env=env, capture_output=True, text=True, timeout=60,
                               check=False)
         calls = log.read().splitlines() if log.check() else []
@@ -146,3 +152,64 @@ def test_a_missing_python_apt_does_not_have_is_explained(fake, tmpdir):
     assert 'no Python 3.10 found, and apt has no python3.10 package' in proc.stderr
     assert 'make test PY310=/path/to/python3.10' in proc.stderr
     assert [c for c in calls if c.startswith('install')] == []
+
+
+# The entry points that run part of the tests check their own system packages first, as make test does: on a fresh
+# machine `make test-offline` once ended in a FileNotFoundError for ssh-keygen in every test.
+GOALS = {
+    'test-offline': ('SCENARIO_SYSTEM_PACKAGES', '3.12 3.10'),
+    'test-faults': ('SCENARIO_SYSTEM_PACKAGES', '3.12 3.10'),
+    'molecule': ('SCENARIO_SYSTEM_PACKAGES', '3.12'),
+    'test-fleet': ('SCENARIO_SYSTEM_PACKAGES', '3.12'),
+    'functional': ('TEST_SYSTEM_PACKAGES', '3.12 3.10'),
+    'bench': ('WORLD_SYSTEM_PACKAGES', '3.12'),
+    'bench-fleet': ('WORLD_SYSTEM_PACKAGES', '3.12'),
+    'demo': ('WORLD_SYSTEM_PACKAGES', '3.12'),
+}
+
+
+def test_the_partial_lists_are_parts_of_make_test_s():
+    everything = makefile_packages()
+    for variable in ('WORLD_SYSTEM_PACKAGES', 'SCENARIO_SYSTEM_PACKAGES'):
+        assert set(makefile_packages(variable)) <= set(everything), variable
+    scenario = [entry.split(':', 1)[0] for entry in makefile_packages('SCENARIO_SYSTEM_PACKAGES')]
+    for package in ('openssh-server', 'openssh-client', 'util-linux', 'git', 'make', 'g++', 'python3'):
+        assert package in scenario
+    world = [entry.split(':', 1)[0] for entry in makefile_packages('WORLD_SYSTEM_PACKAGES')]
+    assert {'git', 'make', 'g++', 'ca-certificates'} <= set(world)
+
+
+@pytest.mark.parametrize('goal', sorted(GOALS))
+def test_each_goal_checks_its_packages_before_anything_else(goal):
+    """What make would run for the goal, first line first (make -n): the check of that goal's packages."""
+    env = dict(os.environ, MAKEFLAGS='', MAKELEVEL='')
+    proc = subprocess.run(['make', '-n', '--no-print-directory', goal], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    first = [line for line in proc.stdout.splitlines() if line.strip()][0]
+    variable, pythons = GOALS[goal]
+    assert 'tests/prerequisites.sh ' in first, first
+    assert "PREREQUISITES_PYTHONS='%s'" % pythons in first, first
+    assert "PREREQUISITES_GOAL='make %s'" % goal in first, first
+    assert first.split('tests/prerequisites.sh ', 1)[1].split() == makefile_packages(variable)
+
+
+def test_not_root_a_fresh_machine_gets_the_apt_get_line_of_its_goal(fake, tmpdir):
+    """test-offline's own list on a machine without ssh-keygen, make or g++ (this fixture's PATH has neither), not
+    root: it stops naming the goal and prints the apt-get line, and apt is not called."""
+    entries = makefile_packages('SCENARIO_SYSTEM_PACKAGES')
+    proc, calls = fake(entries, uid=1000, py312='/bin/true', py310='/bin/true',
+                       extra={'PREREQUISITES_GOAL': 'make test-offline', 'PREREQUISITES_PYTHONS': '3.12 3.10'})
+    assert proc.returncode == 1
+    assert calls == []
+    missing = re.search(r'make test-offline: missing system packages: (.*)', proc.stderr).group(1).split()
+    assert 'openssh-client' in missing and 'make' in missing and 'g++' in missing, proc.stderr
+    assert 'then run make test-offline again' in proc.stderr
+    assert '    apt-get install -y --no-install-recommends %s\n' % ' '.join(missing) in proc.stderr
+
+
+def test_as_root_a_goal_needs_only_its_own_pythons(fake, tmpdir):
+    """molecule needs Python 3.12 only: without a 3.10 it neither fails nor asks apt for one."""
+    proc, calls = fake(['git:git'], py312='/bin/true', py310='', extra={'PREREQUISITES_PYTHONS': '3.12'})
+    assert proc.returncode == 0, proc.stderr
+    assert calls == [] and proc.stderr == ''

@@ -12,7 +12,7 @@ ROOT = stage_registry.ROOT
 VIEWS = stage_registry.views()
 STAGES = VIEWS['order']
 # Files allowed to name many stages at once: the registry, the playbook (one include per stage), the documentation
-# (the README's tag table, the changelog) and the simulated world (its stand-ins are components, not stages).
+# (the manual and its generated tag table, the changelog) and the simulated world (its stand-ins are components, not stages).
 ALLOWED = ('roles/primus/vars/main.yml', 'playbooks/primus.yml', 'README.md', 'docs/', 'changelogs/', 'tests/world/')
 # A line or a list naming this many stages lists the stage set, or a large part of it (a stage's code names one or
 # two, its prerequisites; a test scenario runs a few).

@@ -99,7 +99,7 @@ def sanity(out, kind, rc):
 def out(tmpdir, reports):
     """tests/output of a run where every suite passed."""
     out = tmpdir.join('out').ensure(dir=True)
-    for name in ('unit', 'world', 'functional', 'molecule'):
+    for name in ('unit', 'world', 'functional', 'molecule', 'docs'):
         junit(out, name, reports, 'passing')
         status(out, name, 0)
     lint(out, 'pass', 0)
@@ -126,7 +126,7 @@ def test_every_suite_passed(out):
     assert row(text, 'lint').split()[1:6] == ['PASSED', '33.0s', '0', 'violations,', '0']
     assert row(text, 'sanity').split()[1:] == [
         'PASSED', '1m32s', '24', 'sanity', 'tests:', '22', 'passed,', '0', 'failed,', '2', 'skipped']
-    assert 'RESULT: PASSED - 6 suites' in text
+    assert 'RESULT: PASSED - 7 suites' in text
     # What ansible-lint printed besides its verdict is shown, not hidden (a module's doc did not parse).
     assert "note: ansible-lint printed: [ERROR]: Unable to parse documentation in python file" in text
     assert 'Running sanity test' not in text
@@ -135,7 +135,7 @@ def test_every_suite_passed(out):
 def test_the_total_is_the_wall_time_of_suites_run_side_by_side(out):
     """unit and world side by side (10 s and 30 s from t), then functional from t+30 s for 100 s: 130 s in all."""
     for name, start, seconds in (('unit', 0, 10), ('world', 0, 30), ('functional', 30, 100), ('molecule', 130, 0),
-                                 ('lint', 0, 1), ('sanity', 0, 1)):
+                                 ('lint', 0, 1), ('docs', 0, 1), ('sanity', 0, 1)):
         out.join(name + '.status').write('rc=0 start=%.6f end=%.6f\n' % (1764694800.25 + start, 1764694800.25 + start + seconds))
     rc, text = summary(out)
     assert rc == 0, text

@@ -138,7 +138,7 @@ def _with_credentials(url, credentials):
     """url with the user:password of the index (or find-links) URL on the same host, as pip would send them.
 
     pip's report names files without credentials; pip itself sends an index's credentials to every URL of that
-    host once it has fetched the index page, which the exact install no longer does.
+    host once it has fetched the index page, which the exact install does not fetch.
     """
     scheme, sep, rest = url.partition('://')
     if not sep:
