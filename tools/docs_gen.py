@@ -407,8 +407,23 @@ def first_sentence(text):
     return text
 
 
+def section_release_file():
+    """Every key of a release file: its schema (plugins/plugin_utils/release_schema.py), which checks every file."""
+    collections = os.path.join(ROOT, '.collections')
+    if collections not in sys.path:
+        sys.path.insert(0, collections)
+    from ansible_collections.primus.trainenv.plugins.plugin_utils import release_schema  # pylint: disable=import-outside-toplevel
+    lines = ['Source: [`plugins/plugin_utils/release_schema.py`](../plugins/plugin_utils/release_schema.py). `[]` is each '
+             'entry of a list, `<name>` each key of a mapping of names.', '',
+             '| Key | Expected | Meaning |', '|---|---|---|']
+    for path, kind, doc in release_schema.reference_rows():
+        lines.append('| `%s` | %s | %s |' % (path, _escape_cell(kind), _escape_cell(doc)))
+    return '\n'.join(lines) + '\n'
+
+
 # The sections: name -> (page, function). Add one here and put its markers in the page.
 SECTIONS = {
+    'release-file': ('docs/releases.md', section_release_file),
     'manual': ('README.md', section_manual),
     'variables': ('docs/variables.md', section_variables),
     'tags': ('docs/stages.md', section_tags),

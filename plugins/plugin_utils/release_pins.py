@@ -113,7 +113,7 @@ def problem(release_file, release, releases_dir, stages=None):
             return ('primus_release_file must be an absolute path, got %s. Fix: give the full path of the pins file.'
                     % visible(release_file))
         path, label, fix = release_file, 'primus_release_file', (
-            'correct the file (docs/release-file.md describes every key of its format), or leave primus_release_file '
+            'correct the file (docs/releases.md, "The release file", lists every key), or leave primus_release_file '
             'empty to use primus_release')
     else:
         found = release_problem(release, 'primus_release')

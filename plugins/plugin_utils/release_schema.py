@@ -433,7 +433,7 @@ FIX = Map([
     one_of=(('link_to',), ('before', 'after')))
 
 PINS = Map([
-    ('release', Field(Scalar('The release name; it names the modulefile (primus/<release>) and a base records it.',
+    ('release', Field(Scalar('The release name; it names the modulefile (`primus/<release>`) and a base records it.',
                              'a release name', release_name, 'v26.5'))),
     ('derived_from', Field(Scalar("The upstream file the pins come from (written to the manifest).", 'a string',
                                   example='Dockerfile.primus-v26.5'))),

@@ -136,7 +136,7 @@ def test_a_malformed_release_file_names_the_key_path_what_was_found_and_what_is_
     found = release_pins.problem(path, 'v26.5', RELEASES, STAGES)
     assert found.startswith("primus_release_file '%s' does not match the release file format: " % path), found
     assert words in found, found
-    assert found.endswith('Fix: correct the file (docs/release-file.md describes every key of its format), or leave '
+    assert found.endswith('Fix: correct the file (docs/releases.md, "The release file", lists every key), or leave '
                           'primus_release_file empty to use primus_release.'), found
     assert 's3cret' not in found
 
