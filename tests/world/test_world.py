@@ -892,6 +892,23 @@ def test_platformdirs_standin_serves_pkg_resources_and_the_xdg_api(venv, tmp_pat
                                    str(tmp_path / ".local" / "state" / "b" / "log"), "/etc/xdg/c:/opt/xdg/c"]
 
 
+def test_setuptools_builds_beside_the_installed_more_itertools_and_jaraco(venv, tmp_path):
+    """setuptools imports more_itertools and jaraco.functools from the venv before its vendored copies: with the
+    ones Primus-Turbo's requirements install (through twine and keyring) a --no-build-isolation build in the venv
+    runs them, so the world serves the real files, and the build works as on a node."""
+    venv.pip("install", "--quiet", "setuptools==75.1.0", "wheel==0.45.1", "more-itertools", "jaraco.functools",
+             "jaraco.context")
+    origin = venv.py("import setuptools, more_itertools, jaraco.functools as f; "
+                     "print(more_itertools.__file__.startswith(%r), f.__file__.startswith(%r))" % (venv.site, venv.site))
+    assert origin.stdout == "True True\n"
+    project = tmp_path / "tiny"
+    project.mkdir()
+    (project / "setup.py").write_text("from setuptools import setup\nsetup(name='tiny', version='1.0', py_modules=['tiny'])\n")
+    (project / "tiny.py").write_text("")
+    venv.pip("wheel", "--quiet", "--no-build-isolation", "--no-deps", "-w", str(tmp_path / "out"), str(project))
+    assert os.listdir(str(tmp_path / "out")) == ["tiny-1.0-py3-none-any.whl"]
+
+
 def test_flydsl_030_has_no_expr_vector(venv):
     check = "from flydsl.expr import vector"
     for version, ok in (("0.3.0", False), ("0.2.4", True), ("0.1.7", True)):

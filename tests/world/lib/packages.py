@@ -278,8 +278,11 @@ def step_groups(snapshot, index=None, no_deps=None):
             (no_deps is None or step["no_deps"] == no_deps)]
 
 
-# Served as the real files (downloads.py): builds run them, so they cannot be stand-ins.
-REAL = ("pip", "setuptools", "wheel", "packaging", "pybind11")
+# Served as the real files (downloads.py): builds run them, so they cannot be stand-ins. setuptools imports
+# more_itertools, jaraco.functools and jaraco.context from the environment before its vendored copies: once installed
+# in a venv (Primus-Turbo's requirements bring them, through twine and keyring), every --no-build-isolation build there
+# runs them.
+REAL = ("pip", "setuptools", "wheel", "packaging", "pybind11", "more-itertools", "jaraco-functools", "jaraco-context")
 
 
 def _flydsl_files(version):
