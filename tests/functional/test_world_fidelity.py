@@ -6,8 +6,8 @@ what the calls before it installed (tests/world/snapshot_metadata.py, "stages"):
 pydeps' datasets==3.6.0 holds through Primus's requirements: megatron-energon==7.3.2 brings s3fs at the fsspec datasets
 3.6.0 allows (2025.3.0), aiobotocore 2.26.0, and takes wrapt back to 1.17.3. The node converged here by the real
 playbook, pip and git on the world must end with exactly those versions, its turbo stage with Primus-Turbo's real
-requirements.txt (edc8d2cc), and verify and the drift report (which holds the host to datasets==3.6.0, no longer a
-superseded pin) must pass."""
+requirements.txt (edc8d2cc), and verify and the drift report (which holds the host to pydeps' datasets==3.6.0: it is
+not among the release's drift_superseded pins) must pass."""
 import json
 import os
 import sys
