@@ -103,7 +103,8 @@ def pip_env():
 
 @pytest.fixture(scope="session")
 def world(tmp_path_factory):
-    """The simulated world, built once per session (or PRIMUS_WORLD_DIR reused) and served."""
+    """The simulated world, built once per session (or PRIMUS_WORLD_DIR reused) and served: world.json's content with
+    root, pins (the overlay of the default release, v26.5) and pins_by_release ({release: overlay path}) added."""
     given = os.environ.get("PRIMUS_WORLD_DIR")
     if given:
         root = given
@@ -116,8 +117,7 @@ def world(tmp_path_factory):
     running = world_serve.main(["status", "--root", root]) == 0
     if not running:
         assert world_serve.main(["start", "--root", root]) == 0
-    info["root"] = root
-    info["pins"] = os.path.join(root, "pins-v26.5.yml")
+    _add_pins(info, root)
     try:
         yield info
     finally:
@@ -125,10 +125,21 @@ def world(tmp_path_factory):
             world_serve.main(["stop", "--root", root])
 
 
+def _add_pins(info, root):
+    """root, the default release's overlay (pins) and every release's (pins_by_release: {release: path}) in world.json's
+    content."""
+    info["root"] = root
+    releases = info.get("releases")
+    assert releases, "%s was built by an older tests/world/build.py (no releases in world.json): rebuild it" % root
+    info["pins_by_release"] = dict((release, os.path.join(root, entry["pins"])) for release, entry in releases.items())
+    info["pins"] = info["pins_by_release"][info["default_release"]]
+
+
 @contextlib.contextmanager
 def private_world(tmp_path_factory, name):
     """A world of one test module only (which may change, stop or re-serve it), built on a free port and served;
-    yields world.json's content with root and pins added, and stops its server at the end."""
+    yields world.json's content with root, pins (the default release's overlay) and pins_by_release added, and stops
+    its server at the end."""
     root = str(tmp_path_factory.mktemp(name))
     with machine_lock("world-build"):
         world_build.main(["--dest", root, "--port", str(free_port()),
@@ -136,8 +147,7 @@ def private_world(tmp_path_factory, name):
     assert world_serve.main(["start", "--root", root]) == 0
     with open(os.path.join(root, "world.json")) as handle:
         info = json.load(handle)
-    info["root"] = root
-    info["pins"] = os.path.join(root, "pins-v26.5.yml")
+    _add_pins(info, root)
     try:
         yield info
     finally:

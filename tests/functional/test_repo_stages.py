@@ -166,5 +166,5 @@ def test_rerun_changes_nothing_in_the_repo_stages(converged):
 
 def test_rerun_changed_nothing(converged):
     # The venv stage installs its front-end pins only while it is not done: Primus's requirements move packaging
-    # to 26.x (pre-commit -> virtualenv 21.15.11 needs packaging>=26.3), and a re-run must not move it back.
+    # to 26.x (pre-commit -> virtualenv, which needs packaging>=26.3), and a re-run must not move it back.
     assert converged.second.stats["node1"]["changed"] == 0, converged.second.changed_tasks()

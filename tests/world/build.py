@@ -7,7 +7,8 @@ Layout (one static root; URLs contain the port, so keep it fixed for stable comm
     rocm/whl-multi-arch/          the "ROCm nightly" index   (files in rocm/files/<sha256[:16]>/)
     te/whl-staging/device-all/    the "TE staging" index     (files in te/files/<sha256[:16]>/)
     git/<name>.git                bare repositories for git's dumb HTTP protocol
-    pins-v26.5.yml                the release overlay (real pins, world URLs and commits)
+    pins-<release>.yml            the release overlays (real pins, world URLs and commits): one per release
+                                  file roles/*/vars/releases/<release>.yml (v26.5, v26.5.1)
     world.json                    what was built: URLs, commits, counts
 The same inputs give the same bytes, commits and URLs on every build.
 """
@@ -40,11 +41,27 @@ def default_port():
     return int(os.environ.get("WORLD_PORT") or DEFAULT_PORT)
 
 
+DEFAULT_RELEASE = "v26.5"
+
+
+def release_files():
+    """{release: path} of every real release file, roles/*/vars/releases/<release>.yml."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(REPO_ROOT, "roles", "*", "vars", "releases", "v*.yml"))):
+        out.setdefault(os.path.basename(path)[:-len(".yml")], path)
+    if DEFAULT_RELEASE not in out:
+        raise SystemExit("release file roles/*/vars/releases/%s.yml not found" % DEFAULT_RELEASE)
+    return out
+
+
 def default_pins():
-    hits = sorted(glob.glob(os.path.join(REPO_ROOT, "roles", "*", "vars", "releases", "v26.5.yml")))
-    if not hits:
-        raise SystemExit("release file roles/*/vars/releases/v26.5.yml not found")
-    return hits[0]
+    """The release file of the default release (v26.5)."""
+    return release_files()[DEFAULT_RELEASE]
+
+
+def release_of(pins_path):
+    """The release a release file is for: its file name (v26.5.1.yml -> v26.5.1)."""
+    return os.path.basename(pins_path)[:-len(".yml")] if pins_path.endswith(".yml") else os.path.basename(pins_path)
 
 
 def index_urls(base_url):
@@ -77,8 +94,15 @@ def _served(files_dir):
     return out
 
 
-def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SNAPSHOT):
+def build(dest, port, cache_dir, pins_paths=None, log=print, snapshot_path=packages.SNAPSHOT):
+    """Build the world into dest. pins_paths: the real release files to overlay (a path or a list; default every
+    release file); the first is the world's default release (world.json's sources and pins_source)."""
     started = time.time()
+    if pins_paths is None:
+        files = release_files()
+        pins_paths = [files[DEFAULT_RELEASE]] + [files[r] for r in sorted(files) if r != DEFAULT_RELEASE]
+    elif isinstance(pins_paths, str):
+        pins_paths = [pins_paths]
     base_url = "http://127.0.0.1:%d" % port
     dest = os.path.abspath(dest)
     stage = dest + ".staging"
@@ -90,12 +114,15 @@ def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SN
     real_paths = downloads.fetch(cache_dir, real, log=log)
     core_so = native.te_core_library()
     libz3 = native.plain_library("libz3.so", "Z3_get_version_stub")
+    comgr = native.comgr_library()
 
     pypi = packages.pypi_index(libz3, snapshot)
-    rocm = packages.rocm_index()
+    rocm = packages.rocm_index(comgr)
     te = packages.te_index(core_so)
-    # the ROCm index serves torch's plain dependencies itself: the closure pip resolved for them
-    plain_on_rocm = [p for p in pypi if packages.ROCM_PLAIN_GROUP in p.groups]
+    # the ROCm index serves torch's plain dependencies itself: the closure pip resolved for them, alone and in the
+    # ordered stages' ROCm steps (what the torch stage installs with them on top of the earlier stages)
+    rocm_groups = set([packages.ROCM_PLAIN_GROUP] + packages.step_groups(snapshot, index="torch"))
+    plain_on_rocm = [p for p in pypi if rocm_groups & set(p.groups)]
     cache = {}
     tmp = os.path.join(stage, ".build")
     _publish(pypi, os.path.join(stage, INDEXES["pypi"][0]), cache, tmp)
@@ -104,7 +131,7 @@ def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SN
     shutil.rmtree(os.path.join(stage, ".build"), ignore_errors=True)
     for dist, path in zip(real, real_paths):
         publish(path, os.path.join(stage, INDEXES["pypi"][0]))
-        if packages.ROCM_PLAIN_GROUP in dist["groups"]:
+        if rocm_groups & set(dist["groups"]):
             publish(path, os.path.join(stage, INDEXES["torch"][0]))
     counts = {}
     for key, (files_dir, index_dir) in INDEXES.items():
@@ -117,6 +144,7 @@ def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SN
     # consistency: what each index serves must close over its own requirements
     # (torchrec goes in --no-deps: its own requirements, e.g. fbgemm-gpu, are not served, as upstream)
     no_deps = set(name for name, group in snapshot["groups"].items() if group["no_deps"])
+    no_deps |= set(packages.step_groups(snapshot, no_deps=True))
     problems = checks.missing_requirements([p for p in pypi if not set(p.groups) <= no_deps], served["pypi"])
     problems += checks.missing_requirements(rocm + plain_on_rocm, served["torch"], packages.ROCM_MISSING_OK)
     pypi_or_rocm = dict((name, served["pypi"].get(name, set()) | served["torch"].get(name, set()))
@@ -142,24 +170,46 @@ def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SN
         raise SystemExit("world is inconsistent, requirements not served:\n" +
                          "\n".join("  %s requires %s" % p for p in problems))
 
-    with open(pins_path) as handle:
-        pins_text = handle.read()
-    sources = {}
-    for component, name in repos.COMPONENTS.items():
-        sources[component] = (url_of(name), commits[name].get("pinned", ""))
     git_urls = dict((up, url_of(name)) for up, name in repos.GIT_REQUIREMENTS.items())
-    note = ("# Generated by tests/world/build.py from %s: the world's index URLs, repository URLs\n"
-            "# and commits; every other value is the real file's.\n" % os.path.relpath(pins_path, REPO_ROOT))
-    overlay_text = overlay.render(pins_text, index_urls(base_url), sources, git_urls, note)
-    verified = overlay.verify(pins_text, overlay_text)
-    if verified:
-        import yaml
-        unserved = checks.unserved_pins(yaml.safe_load(overlay_text), served)
-        if unserved:
-            raise SystemExit("pins not served by the world:\n" + "\n".join("  %s: %s" % u for u in unserved) +
-                             "\nA new PyPI pin needs a new metadata snapshot: python3 tests/world/snapshot_metadata.py")
-    with open(os.path.join(stage, "pins-v26.5.yml"), "w") as handle:
-        handle.write(overlay_text)
+    releases = {}
+    verified = True
+    for pins_path in pins_paths:
+        release = release_of(pins_path)
+        with open(pins_path) as handle:
+            pins_text = handle.read()
+        sources = {}
+        for component, name in repos.COMPONENTS.items():
+            sources[component] = (url_of(name), commits[name].get(repos.release_commit_label(release, name)))
+        for component, (_url, commit) in sources.items():
+            if overlay.ref_kinds(pins_text).get(component) == "short_commit":
+                path = os.path.join(stage, "git", repos.COMPONENTS[component] + ".git")
+                if gitrepo.resolve(path, commit[:overlay.SHORT]) != commit:
+                    raise SystemExit("%s: the short commit %s of %s is ambiguous" % (release, commit[:overlay.SHORT],
+                                                                                    component))
+        note = ("# Generated by tests/world/build.py from %s: the world's index URLs, repository URLs\n"
+                "# and commits; every other value is the real file's.\n" % os.path.relpath(pins_path, REPO_ROOT))
+        overlay_text = overlay.render(pins_text, index_urls(base_url), sources, git_urls, note)
+        verified = overlay.verify(pins_text, overlay_text) and verified
+        if verified:
+            import yaml
+            unserved = checks.unserved_pins(yaml.safe_load(overlay_text), served)
+            if unserved:
+                raise SystemExit("pins of %s not served by the world:\n" % release +
+                                 "\n".join("  %s: %s" % u for u in unserved) +
+                                 "\nA new PyPI pin needs a new metadata snapshot: python3 tests/world/snapshot_metadata.py")
+        name = "pins-%s.yml" % release
+        with open(os.path.join(stage, name), "w") as handle:
+            handle.write(overlay_text)
+        kinds = overlay.ref_kinds(pins_text)
+        releases[release] = {
+            "pins": name,
+            "pins_source": os.path.relpath(pins_path, REPO_ROOT),
+            "sources": dict((c, {"repo": url_of(n), "repo_name": n, "ref_kind": kinds.get(c),
+                                 "pinned": sources[c][1],
+                                 "ref": overlay.written_ref(kinds.get(c), sources[c][1])})
+                            for c, n in repos.COMPONENTS.items()),
+        }
+    default = release_of(pins_paths[0])
 
     info = {
         "base_url": base_url,
@@ -167,12 +217,14 @@ def build(dest, port, cache_dir, pins_path, log=print, snapshot_path=packages.SN
         "indexes": index_urls(base_url),
         "github_releases": base_url + repos.GITHUB_RELEASES,  # serves nothing: prebuilt-wheel probes get 404
         "repos": repo_info,
-        "sources": dict((c, {"repo": url_of(n), "repo_name": n, "pinned": commits[n].get("pinned")})
-                        for c, n in repos.COMPONENTS.items()),
+        "sources": dict((c, dict((k, v) for k, v in source.items() if k in ("repo", "repo_name", "pinned")))
+                        for c, source in releases[default]["sources"].items()),
+        "default_release": default,
+        "releases": releases,
         "counts": dict(counts, repos=len(repo_info)),
         "real_wheels": [os.path.basename(p) for p in real_paths],
         "pypi_snapshot": snapshot["resolved_for"],
-        "pins_source": os.path.relpath(pins_path, REPO_ROOT),
+        "pins_source": releases[default]["pins_source"],
         "overlay_verified_with_yaml": verified,
     }
     with open(os.path.join(stage, "world.json"), "w") as handle:
@@ -206,9 +258,11 @@ def main(argv=None):
                         help="loopback port baked into URLs (default $WORLD_PORT or %d)" % DEFAULT_PORT)
     parser.add_argument("--cache", default=os.path.join(REPO_ROOT, ".cache", "world-downloads"),
                         help="download cache of the real build tools")
-    parser.add_argument("--pins", default=None, help="real release file (default roles/*/vars/releases/v26.5.yml)")
+    parser.add_argument("--pins", action="append", default=None,
+                        help="a real release file to overlay (repeatable; the first is the default release; default: "
+                             "every roles/*/vars/releases/v*.yml, v26.5 first)")
     args = parser.parse_args(argv)
-    info = build(args.dest, args.port, args.cache, args.pins or default_pins())
+    info = build(args.dest, args.port, args.cache, args.pins)
     counts = info["counts"]
     print("world built in %s s at %s: pypi %d wheels + %d sdists, rocm %d wheels, te %d wheels + %d sdists, %d repos"
           % (info["seconds"], args.dest, counts["pypi"]["wheels"], counts["pypi"]["sdists"],

@@ -8,18 +8,31 @@ itself stays offline and makes one stand-in per entry of the committed result
 (tests/world/pypi-snapshot.json): name, version, file name (wheel tag or sdist), sha256 and URL
 of the real file, Requires-Python, Requires-Dist, Provides-Extra, and the groups that pulled it in.
 
-Each group of requirements (what one stage or one component installs, and the deliberate traps)
-is resolved the way pip on a node resolves it: `pip install --dry-run --ignore-installed
---report` with pip 26.3 in a CPython 3.12 venv, this machine's pip configuration ignored. The
-platform is pinned to manylinux_2_28 x86_64 through PEP 600's `_manylinux` hook, so sdist-only
-releases (tensorstore 0.1.45) resolve like on a node instead of failing under `--only-binary`.
-Wheels are read lazily over HTTP range requests (pip's fast-deps) where the index serves no PEP
-658 metadata, so nothing large is downloaded.
+Two kinds of resolve, both with pip 26.3 in a CPython 3.12 venv, this machine's pip configuration
+ignored, the platform pinned to manylinux_2_28 x86_64 through PEP 600's `_manylinux` hook (so
+sdist-only releases such as tensorstore 0.1.45 resolve like on a node instead of failing under
+`--only-binary`), wheels read lazily over HTTP range requests (pip's fast-deps) where the index
+serves no PEP 658 metadata, so nothing large is downloaded:
+
+1. Groups, each alone: every group of requirements (what one stage or one component installs, and
+   the deliberate traps) with `pip install --dry-run --ignore-installed --report`.
+2. Stages in order, per release file (v26.5, v26.5.1): the pip calls of a converge (lib/stages.py:
+   the playbook's stage order, the constraints file after torch, the purges), each resolved with
+   `pip install --dry-run --report` in one venv that holds what the earlier calls installed. A call
+   installs nothing real: each distribution of its report is written into the venv as its metadata
+   (a .dist-info with the report's Name, Version, Requires-Python, Requires-Dist, Provides-Extra),
+   replacing the installed one of that name, and an uninstall removes it. pip's resolver reads
+   exactly that of an installed distribution, so the next call resolves as on a node with those
+   packages installed. What real PyPI does not have (the ROCm nightly's packages, the source builds,
+   the git requirements) goes to pip as a wheel of the world's metadata for it, as the node gives pip
+   its built wheel. Each call's installs are recorded (stages), and every version a call needs is
+   served, also where the stage order needs another version than a group resolved alone.
 """
 import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,8 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from world.lib import downloads, packages, repos  # noqa: E402
-from world.lib.wheel import normalize  # noqa: E402
+from world.lib import downloads, packages, repos, stages  # noqa: E402
+from world.lib.wheel import build_wheel, normalize  # noqa: E402
 
 PYPI = "https://pypi.org/simple"
 MANYLINUX = (2, 28)  # the oldest glibc line the wheels must install on (Ubuntu 22.04 has 2.35)
@@ -80,6 +93,16 @@ def groups(pins):
     return dict((name, (sorted(set(reqs)), no_deps)) for name, (reqs, no_deps) in out.items() if reqs)
 
 
+def all_groups(pins_by_release):
+    """The groups of every release file, merged (a group of one name must be the same in each)."""
+    out = {}
+    for release in sorted(pins_by_release):
+        for name, value in groups(pins_by_release[release]).items():
+            if out.setdefault(name, value) != value:
+                raise SystemExit("group %s differs between release files (%s)" % (name, release))
+    return out
+
+
 def _venv(python, where, pip_requirement, index_url):
     """A venv of python with the pinned pip and the manylinux hook."""
     subprocess.run([python, "-m", "venv", where], check=True)
@@ -92,18 +115,125 @@ def _venv(python, where, pip_requirement, index_url):
     return venv_python
 
 
-def resolve(python, index_url, reqs, no_deps, cache_dir):
+def resolve(python, index_url, reqs, no_deps, cache_dir, ignore_installed=True, constraints=None):
     """pip's installation report of reqs (list of its `install` items)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        cmd = [python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-               "--report", report.name, "--index-url", index_url, "--use-feature=fast-deps",
-               "--cache-dir", cache_dir] + (["--no-deps"] if no_deps else []) + list(reqs)
+        cmd = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", report.name,
+               "--index-url", index_url, "--use-feature=fast-deps", "--cache-dir", cache_dir]
+        cmd += (["--ignore-installed"] if ignore_installed else []) + (["--no-deps"] if no_deps else [])
+        cmd += (["-c", constraints] if constraints else []) + list(reqs)
         proc = subprocess.run(cmd, env=downloads.isolated_pip_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, universal_newlines=True, check=False)
         if proc.returncode != 0:
             raise SystemExit("resolving %s failed:\n%s" % (" ".join(reqs), proc.stdout[-3000:]))
         with open(report.name) as handle:
             return json.load(handle)["install"]
+
+
+# --- the metadata venv of the ordered stages ------------------------------------------------------
+
+def site_packages(venv):
+    return glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))[0]
+
+
+def installed(site):
+    """{normalized name: (version, .dist-info path)} of a venv's site-packages."""
+    out = {}
+    for dist_info in glob.glob(os.path.join(site, "*.dist-info")):
+        fields = {}
+        with open(os.path.join(dist_info, "METADATA"), encoding="utf-8") as handle:
+            for line in handle:
+                if not line.strip():
+                    break
+                key, _sep, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+        out[normalize(fields["Name"])] = (fields["Version"], dist_info)
+    return out
+
+
+def uninstall(site, name):
+    """Remove the installed distribution name (its .dist-info; a stub has nothing else)."""
+    found = installed(site).get(normalize(name))
+    if found:
+        shutil.rmtree(found[1])
+
+
+def install_metadata(site, meta):
+    """Write the metadata of a report item (pip's JSON form of the core metadata) as an installed distribution,
+    in place of the installed one of that name: what pip's resolver reads of an installed distribution."""
+    uninstall(site, meta["name"])
+    dist_info = os.path.join(site, "%s-%s.dist-info" % (re.sub(r"[-_.]+", "_", meta["name"]), meta["version"]))
+    os.makedirs(dist_info)
+    lines = ["Metadata-Version: 2.1", "Name: " + meta["name"], "Version: " + meta["version"]]
+    if meta.get("requires_python"):
+        lines.append("Requires-Python: " + meta["requires_python"])
+    lines += ["Requires-Dist: " + r for r in meta.get("requires_dist", [])]
+    lines += ["Provides-Extra: " + e for e in meta.get("provides_extra", [])]
+    files = {"METADATA": "\n".join(lines) + "\n", "INSTALLER": "pip\n"}
+    for name, text in files.items():
+        with open(os.path.join(dist_info, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    prefix = os.path.basename(dist_info) + "/"
+    with open(os.path.join(dist_info, "RECORD"), "w") as handle:
+        handle.write("".join("%s%s,,\n" % (prefix, name) for name in sorted(files) + ["RECORD"]))
+
+
+def _stand_in_wheels(pins, where):
+    """{key: wheel path} of the stand-ins of steps(pins): wheels with the world's metadata only."""
+    out = {}
+    for key, pkg in stages.stand_ins(pins).items():
+        out[key] = build_wheel(where, pkg.name, pkg.version, pkg.requires, {}, extra_metadata=[
+            (k, v) for k, v in pkg.metadata if k in ("Requires-Python", "Provides-Extra")])
+    return out
+
+
+def ordered(python, index_url, pins, release, work, log=print):
+    """The steps of a converge of pins resolved in order on one venv (module docstring, 2.): a list of the steps of
+    stages.steps(pins), each with what it installed from the index (installs), the stand-ins it installed
+    (stand_ins_installed), what it removed (removed), and the report items of the index's distributions (items)."""
+    pip_requirement = pins["primus_pins"]["venv"]["bootstrap"][0]
+    venv = os.path.join(work, "ordered-" + release)
+    venv_python = _venv(python, venv, pip_requirement, index_url)
+    site = site_packages(venv)
+    wheels = _stand_in_wheels(pins, os.path.join(work, "stand-ins-" + release))
+    constraints = None
+    done = []
+    steps = stages.steps(pins)
+    last_torch = max(i for i, step in enumerate(steps) if step["stage"] == "torch")
+    for index, step in enumerate(steps):
+        log("%-10s %-22s %s" % (release, step["step"], " ".join(step["requires"] + step["stand_ins"] + step["remove"])))
+        record = dict(step, installs={}, stand_ins_installed={}, removed=[], items=[])
+        if step["remove"]:
+            record["removed"] = stages.removed(step["remove"], installed(site))
+            for name in record["removed"]:
+                uninstall(site, name)
+            done.append(record)
+            continue
+        have = installed(site)
+        # a ROCm step's requirements are the stand-ins it resolves to (real PyPI has no ROCm nightly)
+        reqs = (step["requires"] if step["index"] == "pypi" else []) + [
+            wheels[key] for key in step["stand_ins"] if have.get(key.split("==")[0], ("",))[0] != key.split("==", 1)[1]]
+        items = resolve(venv_python, index_url, reqs, step["no_deps"], os.path.join(work, "cache"),
+                        ignore_installed=False, constraints=constraints if step["constrained"] else None)
+        for item in items:
+            meta = item["metadata"]
+            bad = stages.forbidden(pins, meta["name"], meta["version"])
+            if bad:
+                raise SystemExit("%s %s: pip would install %s %s, which pip_forbid %r refuses" % (
+                    release, step["step"], meta["name"], meta["version"], bad))
+            if item["download_info"]["url"].startswith("file:"):
+                record["stand_ins_installed"][normalize(meta["name"])] = meta["version"]
+            else:
+                record["installs"][normalize(meta["name"])] = meta["version"]
+                record["items"].append(item)
+            install_metadata(site, meta)
+        if index == last_torch:  # the torch stage writes pip-constraints.txt: every later call is constrained by it
+            constraints = os.path.join(work, "pip-constraints-%s.txt" % release)
+            have = installed(site)
+            with open(constraints, "w") as handle:
+                handle.write("".join("%s==%s\n" % (n, have[n][0]) for n in stages.constraint_names(pins) if n in have))
+        done.append(record)
+    return done
 
 
 def entry(item):
@@ -125,24 +255,39 @@ def entry(item):
 
 def snapshot(python, index_url, log=print):
     import yaml
-    with open(_default_pins()) as handle:
-        pins = yaml.safe_load(handle)
+    pins_by_release = {}
+    for release, path in sorted(_release_files().items()):
+        with open(path) as handle:
+            pins_by_release[release] = yaml.safe_load(handle)
+    pins = pins_by_release[_default_release()]
     pip_requirement = pins["primus_pins"]["venv"]["bootstrap"][0]
     work = tempfile.mkdtemp(prefix="world-snapshot-")
+    dists = {}
+
+    def add(item, group):
+        new = entry(item)
+        key = (normalize(new["name"]), new["version"])
+        old = dists.setdefault(key, dict(new, groups=[]))
+        if old["file"] != new["file"]:
+            raise SystemExit("%s %s resolved to two files: %s and %s" % (key + (old["file"], new["file"])))
+        if group not in old["groups"]:
+            old["groups"].append(group)
+
     try:
         venv_python = _venv(python, os.path.join(work, "venv"), pip_requirement, index_url)
-        dists = {}
-        todo = groups(pins)
+        todo = all_groups(pins_by_release)
         for name in sorted(todo):
             reqs, no_deps = todo[name]
             log("%-28s %s" % (name, " ".join(reqs)))
             for item in resolve(venv_python, index_url, reqs, no_deps, os.path.join(work, "cache")):
-                new = entry(item)
-                key = (normalize(new["name"]), new["version"])
-                old = dists.setdefault(key, dict(new, groups=[]))
-                if old["file"] != new["file"]:
-                    raise SystemExit("%s %s resolved to two files: %s and %s" % (key + (old["file"], new["file"])))
-                old["groups"].append(name)
+                add(item, name)
+        ordered_stages = {}
+        for release in sorted(pins_by_release):
+            ordered_stages[release] = []
+            for step in ordered(python, index_url, pins_by_release[release], release, work, log=log):
+                for item in step.pop("items"):
+                    add(item, "%s/%s" % (release, step["step"]))
+                ordered_stages[release].append(step)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
@@ -153,6 +298,7 @@ def snapshot(python, index_url, log=print):
         "resolved_for": {"python": "%s" % _python_version(python), "platform": "manylinux_%d_%d_x86_64" % MANYLINUX,
                          "pip": pip_requirement.split("==")[1]},
         "groups": dict((name, {"requires": reqs, "no_deps": no_deps}) for name, (reqs, no_deps) in todo.items()),
+        "stages": ordered_stages,
         "distributions": [dists[key] for key in sorted(dists)],
     }
 
@@ -166,6 +312,9 @@ def dumps(data):
             items = [json.dumps(item, sort_keys=True) for item in value]
         elif key == "groups":
             items = ["%s: %s" % (json.dumps(k), json.dumps(value[k], sort_keys=True)) for k in sorted(value)]
+        elif key == "stages":
+            items = ["%s: [\n   %s\n  ]" % (json.dumps(k), ",\n   ".join(json.dumps(step, sort_keys=True) for step in value[k]))
+                     for k in sorted(value)]
         else:
             lines.append(" %s: %s," % (json.dumps(key), json.dumps(value, sort_keys=True)))
             continue
@@ -180,9 +329,14 @@ def _python_version(python):
                           stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip()
 
 
-def _default_pins():
+def _release_files():
     from world import build
-    return build.default_pins()
+    return build.release_files()
+
+
+def _default_release():
+    from world import build
+    return build.DEFAULT_RELEASE
 
 
 def main(argv=None):

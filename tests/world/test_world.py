@@ -43,7 +43,7 @@ from world import build as world_build  # noqa: E402
 from world import serve as world_serve  # noqa: E402
 from world import snapshot_metadata  # noqa: E402
 from world import trixie  # noqa: E402
-from world.lib import checks, downloads, gitrepo, index, overlay, packages  # noqa: E402
+from world.lib import checks, downloads, gitrepo, index, overlay, packages, stages  # noqa: E402
 from world.lib import server as world_server  # noqa: E402
 from world.lib.wheel import normalize  # noqa: E402
 
@@ -98,7 +98,7 @@ def world(tmp_path_factory):
         root = os.path.abspath(given)
     else:
         root = str(tmp_path_factory.mktemp("world") / "w")
-        world_build.build(root, _free_port(), CACHE, world_build.default_pins(), log=lambda *_: None)
+        world_build.build(root, _free_port(), CACHE, log=lambda *_: None)
     with open(os.path.join(root, "world.json")) as handle:
         info = json.load(handle)
     info["root"] = root
@@ -209,7 +209,7 @@ def git(cwd, *args):
 
 def test_build_is_deterministic(world, tmp_path):
     again = str(tmp_path / "again")
-    world_build.build(again, world["port"], CACHE, world_build.default_pins(), log=lambda *_: None)
+    world_build.build(again, world["port"], CACHE, log=lambda *_: None)
     first, second = _tree_hashes(world["root"]), _tree_hashes(again)
     assert sorted(first) == sorted(second)
     assert [p for p in first if first[p] != second[p]] == []
@@ -217,22 +217,58 @@ def test_build_is_deterministic(world, tmp_path):
         assert json.load(handle)["repos"] == world["repos"]
 
 
-def test_overlay_is_the_real_file_with_world_urls_and_commits(world):
-    real = open(world_build.default_pins()).read()
-    text = open(os.path.join(world["root"], "pins-v26.5.yml")).read()
+RELEASES = sorted(world_build.release_files())
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_overlay_is_the_real_file_with_world_urls_and_commits(world, release):
+    real = open(world_build.release_files()[release]).read()
+    built = world["releases"][release]
+    assert built["pins"] == "pins-%s.yml" % release
+    text = open(os.path.join(world["root"], built["pins"])).read()
     assert overlay.verify(real, text)
     pins, real_pins = yaml.safe_load(text)["primus_pins"], yaml.safe_load(real)["primus_pins"]
+    assert pins["release"] == release
     assert pins["indexes"] == world["indexes"]
     assert pins["versions"] == real_pins["versions"] and pins["torch"] == real_pins["torch"]
     for component, source in pins["sources"].items():
-        assert source["repo"] == world["sources"][component]["repo"]
-        if real_pins["sources"][component]["ref_kind"] == "branch":
-            assert source["ref"] == real_pins["sources"][component]["ref"]
+        recorded = built["sources"][component]
+        assert source["repo"] == recorded["repo"] and recorded["ref_kind"] == real_pins["sources"][component]["ref_kind"]
+        if recorded["ref_kind"] == "branch":
+            assert source["ref"] == real_pins["sources"][component]["ref"] and recorded["ref"] is None
+            assert recorded["pinned"] is None
+            continue
+        if recorded["ref_kind"] == "short_commit":
+            # the release knows an abbreviated commit only: so does the overlay (git's 7 hex); world.json has the full one
+            assert isinstance(source["ref"], str) and re.match("^[0-9a-f]{7}$", source["ref"])
+            assert source["ref"] == recorded["ref"] == recorded["pinned"][:7]
         else:
             assert re.match("^[0-9a-f]{40}$", source["ref"])
-            assert source["ref"] == world["sources"][component]["pinned"]
+            assert source["ref"] == recorded["ref"] == recorded["pinned"]
+        assert recorded["pinned"] in world["repos"][recorded["repo_name"]]["commits"].values()
+    if release == world["default_release"]:
+        assert dict((c, s["pinned"]) for c, s in built["sources"].items()) == dict(
+            (c, s["pinned"]) for c, s in world["sources"].items())
     assert checks.unserved_pins(yaml.safe_load(text), dict(
         (key, world_build._served(os.path.join(world["root"], d))) for key, (d, _index) in world_build.INDEXES.items())) == []
+
+
+def test_v2651_pins_other_te_and_primus_commits_than_v265(world):
+    old, new = world["releases"]["v26.5"]["sources"], world["releases"]["v26.5.1"]["sources"]
+    assert sorted(c for c in old if old[c]["pinned"] != new[c]["pinned"]) == ["primus", "te"]
+    assert (old["te"]["ref_kind"], new["te"]["ref_kind"]) == ("commit", "short_commit")
+
+
+def test_a_release_pin_the_world_does_not_serve_fails_the_build(world, tmp_path):
+    """Each release file's pins must be served: a pin of v26.5.1 no index has stops the build, naming it."""
+    pins = tmp_path / "v26.5.1.yml"
+    pins.write_text(open(world_build.release_files()["v26.5.1"]).read().replace(
+        "rocm-sdk-libraries==7.15.0a20260727", "rocm-sdk-libraries==7.15.0a20260728"))
+    with pytest.raises(SystemExit) as failed:
+        world_build.build(str(tmp_path / "w"), world["port"], CACHE, [world_build.default_pins(), str(pins)],
+                          log=lambda *_: None)
+    assert "pins of v26.5.1 not served by the world" in str(failed.value)
+    assert "torch: rocm-sdk-libraries==7.15.0a20260728" in str(failed.value)
 
 
 def test_server_binds_loopback_only_and_stops_cleanly(served, tmp_path):
@@ -470,9 +506,14 @@ def test_snapshot_wheels_install_on_cpython_312_manylinux_2_28():
 
 def test_snapshot_records_the_current_roots():
     """The snapshot was taken from what the pins and stand-in repositories name today."""
-    pins = yaml.safe_load(open(world_build.default_pins()))
+    pins = dict((r, yaml.safe_load(open(path))) for r, path in world_build.release_files().items())
     recorded = dict((name, (g["requires"], g["no_deps"])) for name, g in SNAPSHOT["groups"].items())
-    assert snapshot_metadata.groups(pins) == recorded, "re-run python3 tests/world/snapshot_metadata.py"
+    assert snapshot_metadata.all_groups(pins) == recorded, "re-run python3 tests/world/snapshot_metadata.py"
+    assert sorted(SNAPSHOT["stages"]) == sorted(pins)
+    for release, steps in SNAPSHOT["stages"].items():
+        keys = ("step", "stage", "index", "requires", "stand_ins", "no_deps", "constrained", "remove")
+        assert [dict((k, s[k]) for k in keys) for s in steps] == stages.steps(pins[release]), \
+            "re-run python3 tests/world/snapshot_metadata.py (the stages of %s changed)" % release
     assert SNAPSHOT["resolved_for"] == {"python": SNAPSHOT["resolved_for"]["python"], "pip": "26.3",
                                         "platform": "manylinux_2_28_x86_64"}
 
@@ -603,6 +644,221 @@ def test_rocm_sdk_init_hipcc_and_rocminfo(rocm_venv, tmp_path):
         "7.15.0", "['gfx942',", "'gfx950']"]
 
 
+# --- ROCm nightly a20260727 (v26.5.1's: the SDK installed first) ----------------------------------
+
+SDK_V2651 = packages.ROCM_V2651
+
+
+def _arch_reqs(reqs, archs):
+    return [r.replace("{arch}", a) for a in archs for r in reqs]
+
+
+@pytest.fixture(scope="module")
+def sdk_venv(served, tmp_path_factory):
+    """A venv converged like v26.5.1's venv and torch stages: the SDK first (ROCm index, --pre), the pre-torch pins
+    (PyPI), then torch, its companions and the device wheels (ROCm index), gfx942 and gfx950. No rocm-sdk init yet."""
+    pins = yaml.safe_load(open(os.path.join(served["root"], "pins-v26.5.1.yml")))["primus_pins"]
+    archs = pins["torch"]["device_archs"]
+    v = Venv(tmp_path_factory.mktemp("sdk") / "venv", served)
+    v.pip("install", "--quiet", *(pins["venv"]["bootstrap"] + pins["venv"]["packages"]))
+    v.pip("install", "--quiet", "--pre", *(pins["torch"]["sdk_packages"] +
+                                            _arch_reqs(pins["torch"]["sdk_device_packages"], archs)), index="torch")
+    v.pip("install", "--quiet", *pins["torch"]["pre_packages"])
+    v.pip("install", "--quiet", "--pre", *(pins["torch"]["packages"] + _arch_reqs(pins["torch"]["device_packages"], archs)),
+          index="torch")
+    v.pins = pins
+    v.core_comgr = os.path.join(v.site, "_rocm_sdk_core", "lib", "libamd_comgr.so.3")
+    v.devel_comgr = os.path.join(v.site, "_rocm_sdk_devel", "lib", "libamd_comgr.so.3")
+    v.rocm = os.path.join(v.site, "_rocm_sdk_devel")
+    v.build_env = dict(ROCM_PATH=v.rocm,
+                       PATH="%s:%s:/usr/bin:/bin" % (os.path.join(v.rocm, "bin"), os.path.join(v.path, "bin")))
+    return v
+
+
+def _link_comgr(v):
+    """The fix of Dockerfile.primus-v26.5.1: the core copy becomes a link to the devel copy (ln -sf)."""
+    run([os.path.join(v.path, "bin", "rocm-sdk"), "init"])
+    if not os.path.islink(v.core_comgr):
+        if os.path.exists(v.core_comgr):
+            os.unlink(v.core_comgr)
+        os.symlink(v.devel_comgr, v.core_comgr)
+
+
+LLVM_ABORT = ": CommandLine Error: Option 'spirv-expand-step' registered more than once!\n"
+
+
+def test_a20260727_resolves_with_the_pins_and_torch_drags_its_own_sdk(venv, served):
+    """The pins of v26.5.1 resolve to their exact builds; TheRock's torch requires rocm[libraries] of its nightly (so
+    a torch alone brings that nightly's SDK runtime, never another's), while v26.5's torch stays as it was."""
+    pins = yaml.safe_load(open(os.path.join(served["root"], "pins-v26.5.1.yml")))["primus_pins"]
+    archs = pins["torch"]["device_archs"]
+    sdk = pins["torch"]["sdk_packages"] + _arch_reqs(pins["torch"]["sdk_device_packages"], archs)
+    picked = venv.dry_run(*sdk, index="torch", extra=["--pre"])
+    for req in sdk:
+        name, _sep, version = req.partition("==")
+        assert picked[normalize(name)] == (version or picked[normalize(name)]), req
+    # rocm-bootstrap is unpinned upstream: the index's newest public version wins, the rocm10 decoy's
+    assert picked["rocm-bootstrap"].startswith("10.0.0a") and len(picked) == len(sdk)
+    alone = venv.dry_run("torch==" + packages.TORCH_V2651, index="torch", extra=["--pre"])
+    assert alone["triton"] == packages.TRITON_ROCM_V2651
+    assert [alone[n] for n in ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")] == [SDK_V2651] * 3
+    assert "rocm-sdk-devel" not in alone  # the devel tree comes from the SDK step only
+    old = venv.dry_run("torch==" + PINNED, index="torch", extra=["--pre"])
+    assert old["torch"] == PINNED and [n for n in old if n.startswith("rocm")] == []
+
+
+def test_two_comgr_files_abort_import_torch_and_a_link_does_not(sdk_venv, tmp_path):
+    """rocm-sdk-core's lib/libamd_comgr.so.3 and the devel tree's are separate files: torch loads both and LLVM's
+    options register twice (SIGABRT). The loader, not a name check, decides: through a symlink it maps one file once,
+    and a separate copy with the same bytes aborts again."""
+    v = sdk_venv
+    probe = "import torch; print(torch.__version__)"
+    assert os.path.isfile(v.core_comgr) and not os.path.islink(v.core_comgr)
+    if not os.path.exists(v.devel_comgr):  # before rocm-sdk init only the core copy exists
+        assert v.py(probe).stdout == packages.TORCH_V2651 + "\n"
+    run([os.path.join(v.path, "bin", "rocm-sdk"), "init"])
+    assert os.path.isfile(v.devel_comgr) and not os.path.samefile(v.core_comgr, v.devel_comgr)
+    with open(v.core_comgr, "rb") as core, open(v.devel_comgr, "rb") as devel:
+        assert core.read() == devel.read()  # one library, two files
+    proc = v.py(probe, check=False)
+    assert proc.returncode == -signal.SIGABRT, proc.stdout
+    assert proc.stdout == LLVM_ABORT + "LLVM ERROR: inconsistency in registered CommandLine options\n", proc.stdout
+    _link_comgr(v)
+    assert os.path.samefile(v.core_comgr, v.devel_comgr)
+    assert v.py(probe).stdout == packages.TORCH_V2651 + "\n"
+    maps = v.py("import torch; print(sorted(set(l.split()[-1] for l in open('/proc/self/maps') "
+                "if l.rstrip().endswith('libamd_comgr.so.3'))))").stdout
+    assert maps == "[%r]\n" % os.path.realpath(v.devel_comgr)  # one file mapped, the link's target
+    # a separate file again (a copy, the same bytes): the abort is back; a hard link is one file
+    os.unlink(v.core_comgr)
+    shutil.copyfile(v.devel_comgr, v.core_comgr)
+    assert v.py(probe, check=False).returncode == -signal.SIGABRT
+    os.unlink(v.core_comgr)
+    os.link(v.devel_comgr, v.core_comgr)
+    assert v.py(probe).returncode == 0
+    os.unlink(v.core_comgr)
+    _link_comgr(v)
+
+
+def test_rocm_sdk_init_and_hipcc_of_a20260727(sdk_venv, tmp_path):
+    v = sdk_venv
+    run([os.path.join(v.path, "bin", "rocm-sdk"), "init"])
+    assert run([os.path.join(v.path, "bin", "rocm-sdk"), "version"]).stdout == SDK_V2651 + "\n"
+    for rel in ("bin/hipcc", "bin/rocminfo", "bin/rocprofv3", "llvm/bin/amdgpu-arch", "lib/libamd_comgr.so.3",
+                "include/hip/hip_runtime.h", "lib/llvm/amdgcn/bitcode", "lib/host-math/lib", "lib/rocm_sysdeps/lib"):
+        assert os.path.exists(os.path.join(v.rocm, rel)), rel
+    hipcc = os.path.join(v.rocm, "bin", "hipcc")
+    assert run([hipcc, "--version"]).stdout.startswith("HIP version: 7.15.0-a20260727 ")
+    src = tmp_path / "k.hip"
+    src.write_text("#include <hip/hip_runtime.h>\n#include <cstdio>\nint main(){std::printf(\"hip %d\\n\", HIP_VERSION_MAJOR);}\n")
+    run([hipcc, "--offload-arch=gfx942", "-x", "hip", str(src), "-o", str(tmp_path / "k")])
+    assert run([str(tmp_path / "k")]).stdout == "hip 7\n"
+
+
+def test_rocprofv3_ships_the_library_ctor_line(sdk_venv):
+    v = sdk_venv
+    run([os.path.join(v.path, "bin", "rocm-sdk"), "init"])
+    script = os.path.join(v.rocm, "bin", "rocprofv3")
+    text = open(script).read()
+    assert os.access(script, os.X_OK)
+    assert text.count('update_env("ROCPROFILER_LIBRARY_CTOR", True)\n') == 1
+    proc = run([script, "--version"], check=False)
+    assert proc.returncode == 1 and "libamd_comgr.so.3" in proc.stdout
+    try:
+        with open(script, "w") as handle:  # the Dockerfile's sed
+            handle.write(text.replace('update_env("ROCPROFILER_LIBRARY_CTOR", True)',
+                                      'update_env("ROCPROFILER_LIBRARY_CTOR", False)'))
+        assert run([script, "--version"]).stdout == "rocprofv3 (stand-in) of %s\n" % v.rocm
+        assert run([script, "--", "/bin/echo", "profiled"]).stdout == "profiled\n"
+    finally:
+        with open(script, "w") as handle:
+            handle.write(text)
+
+
+def test_te_of_v2651_builds_against_torch_only_with_one_comgr(sdk_venv):
+    """TE's torch glue imports torch in its build: with two comgr files the build aborts, with the link it builds."""
+    v = sdk_venv
+    te = v.pins["te"]["wheel"]
+    assert te == "transformer_engine_rocm_torch==" + packages.TE_NEWER
+    v.pip("install", "--quiet", *v.pins["te"]["deps"])
+    env = v.env(GPU_ARCHS="gfx942", MAX_JOBS="2", **v.build_env)
+    _link_comgr(v)
+    os.unlink(v.core_comgr)
+    shutil.copyfile(v.devel_comgr, v.core_comgr)
+    proc = v.pip("install", "--pre", "--no-build-isolation", te, index="te", env=env, check=False)
+    assert proc.returncode != 0 and "spirv-expand-step" in proc.stdout, proc.stdout[-2000:]
+    _link_comgr(v)
+    v.pip("install", "--quiet", "--pre", "--no-build-isolation", te, index="te", env=env)
+    record = json.loads(v.py("import importlib.resources as r; print(r.files('transformer_engine_rocm_torch')"
+                             ".joinpath('world_build.json').read_text())").stdout)
+    assert record["torch"] == packages.TORCH_V2651
+    assert v.py("import importlib.metadata as m; print(m.version('transformer_engine_rocm7'))").stdout.strip() == \
+        packages.TE_NEWER
+
+
+def _relock():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("relock_tool", os.path.join(REPO_ROOT, "tools", "relock.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_relock_sees_a20260727_as_the_newest_complete_nightly(served, tmp_path, capsys):
+    """tools/relock.py's reading of the world's ROCm index: 7.15.0a20260805 lacks apex (incomplete), a20260727 is the
+    newest date of the 7.15.0 line with the whole set; relocking v26.5 there gives v26.5.1's nightly versions."""
+    relock = _relock()
+    archs = ["gfx942", "gfx950"]
+    projects = list(dict(relock.MAIN)) + [p.format(arch=a) for a in archs for p in dict(relock.DEVICE)]
+    pages = dict((p, relock.fetch(served["indexes"]["torch"], p)) for p in projects)
+    verdicts = relock.judge(pages, archs, "7.15.0")
+    assert [(date, reasons) for date, _chosen, reasons in verdicts] == [
+        ("20260805", ["apex: not published"]), ("20260727", []), ("20260720", [])]
+    assert verdicts[1][1] == {"torch": packages.TORCH_V2651, "torchaudio": "2.11.0+rocm" + SDK_V2651,
+                              "torchvision": "0.27.0+rocm" + SDK_V2651, "apex": "1.12.0+rocm" + SDK_V2651,
+                              "rocm-sdk-devel": SDK_V2651}
+    out = str(tmp_path / "relocked.yml")
+    assert relock.main(["--pins", os.path.join(served["root"], "pins-v26.5.yml"), "--out", out]) == 0
+    assert "20260805 incomplete: apex: not published" in capsys.readouterr().out
+    relocked = yaml.safe_load(open(out))["primus_pins"]["versions"]
+    v2651 = yaml.safe_load(open(os.path.join(served["root"], "pins-v26.5.1.yml")))["primus_pins"]["versions"]
+    assert dict(relocked, transformer_engine=None) == dict(v2651, transformer_engine=None)
+    assert relock.main(["--pins", os.path.join(served["root"], "pins-v26.5.1.yml"), "--out", out + ".2"]) == 2
+
+
+def test_te_short_commit_resolves_to_the_full_commit_in_the_worlds_git(served, tmp_path):
+    """v26.5.1 pins TE by an abbreviated commit (ref_kind short_commit); the world's TE repository resolves it
+    to exactly one commit, the full one world.json records, which is on the default branch between v26.5's pin and
+    the branch head."""
+    te = served["releases"]["v26.5.1"]["sources"]["te"]
+    pins = yaml.safe_load(open(os.path.join(served["root"], "pins-v26.5.1.yml")))["primus_pins"]
+    assert pins["sources"]["te"]["ref"] == te["ref"] and te["ref_kind"] == "short_commit"
+    repo = clone(served, "TransformerEngine", tmp_path / "te")
+    assert git(repo, "rev-parse", "--verify", te["ref"] + "^{commit}").strip() == te["pinned"]
+    assert git(repo, "rev-parse", "--short=7", te["pinned"]).strip() == te["ref"]  # git's own abbreviation
+    old = served["releases"]["v26.5"]["sources"]["te"]["pinned"]
+    assert git(repo, "rev-list", "--ancestry-path", "%s..origin/dev" % old).split()[-1] == te["pinned"]
+    # ls-remote lists refs only: a resolver must fetch the history to expand an abbreviated commit
+    assert te["ref"] not in git(repo, "ls-remote", "origin")
+    bare = os.path.join(served["root"], "git", "TransformerEngine.git")
+    assert gitrepo.resolve(bare, te["ref"]) == te["pinned"] and gitrepo.resolve(bare, "2a26bf8") is None
+
+
+def test_primus_v2651_moves_only_third_party_maxtext(served, tmp_path):
+    old = served["releases"]["v26.5"]["sources"]["primus"]["pinned"]
+    new = served["releases"]["v26.5.1"]["sources"]["primus"]["pinned"]
+    repo = clone(served, "Primus", tmp_path / "primus")
+    git(repo, "fetch", "--quiet", "origin", new)
+    assert git(repo, "diff", "--name-only", old, new).split() == ["third_party/maxtext"]
+    for path in ("requirements.txt", "third_party/Megatron-LM"):
+        assert git(repo, "rev-parse", "%s:%s" % (old, path)) == git(repo, "rev-parse", "%s:%s" % (new, path))
+    git(repo, "checkout", "--quiet", new)
+    git(repo, "submodule", "update", "--init", "--recursive")
+    maxtext = served["repos"]["maxtext"]["commits"]
+    assert git(os.path.join(repo, "third_party", "maxtext"), "rev-parse", "HEAD").strip() == maxtext["v26.5.1"]
+    assert git(repo, "rev-parse", "%s:third_party/maxtext" % old).strip() == maxtext["v26.5"]
+
+
 # --- PyPI stand-in traps ------------------------------------------------------------------------
 
 def test_bare_torch_from_pypi_is_cuda_with_nvidia_wheels(venv):
@@ -634,6 +890,23 @@ def test_platformdirs_standin_serves_pkg_resources_and_the_xdg_api(venv, tmp_pat
                                       XDG_CONFIG_DIRS="/etc/xdg:/opt/xdg"))
     assert proc.stdout.split() == [str(tmp_path / ".cache" / "pip"), str(tmp_path / "cfg" / "a" / "1"),
                                    str(tmp_path / ".local" / "state" / "b" / "log"), "/etc/xdg/c:/opt/xdg/c"]
+
+
+def test_setuptools_builds_beside_the_installed_more_itertools_and_jaraco(venv, tmp_path):
+    """setuptools imports more_itertools and jaraco.functools from the venv before its vendored copies: with the
+    ones Primus-Turbo's requirements install (through twine and keyring) a --no-build-isolation build in the venv
+    runs them, so the world serves the real files, and the build works as on a node."""
+    venv.pip("install", "--quiet", "setuptools==75.1.0", "wheel==0.45.1", "more-itertools", "jaraco.functools",
+             "jaraco.context")
+    origin = venv.py("import setuptools, more_itertools, jaraco.functools as f; "
+                     "print(more_itertools.__file__.startswith(%r), f.__file__.startswith(%r))" % (venv.site, venv.site))
+    assert origin.stdout == "True True\n"
+    project = tmp_path / "tiny"
+    project.mkdir()
+    (project / "setup.py").write_text("from setuptools import setup\nsetup(name='tiny', version='1.0', py_modules=['tiny'])\n")
+    (project / "tiny.py").write_text("")
+    venv.pip("wheel", "--quiet", "--no-build-isolation", "--no-deps", "-w", str(tmp_path / "out"), str(project))
+    assert os.listdir(str(tmp_path / "out")) == ["tiny-1.0-py3-none-any.whl"]
 
 
 def test_flydsl_030_has_no_expr_vector(venv):
@@ -865,9 +1138,12 @@ def test_remotes_carry_the_patched_files_at_the_pins(served, tmp_path):
     assert "#if defined(HIPBLASLT_VEC_EXT)\n" in open(os.path.join(ao, "torchao/csrc/rocm/swizzle/swizzle.cpp")).read()
     turbo = clone(served, "Primus-Turbo", tmp_path / "turbo", "--recursive")
     git(turbo, "checkout", "--quiet", src["turbo"]["pinned"])
-    reqs = open(os.path.join(turbo, "requirements.txt")).read().split()
-    assert "setuptools==69.5.1" in reqs and "flydsl>=0.2.0" in reqs
-    assert "'triton==3.7.0'" in open(os.path.join(turbo, "setup.py")).read()
+    # AMD-AGI/Primus-Turbo requirements.txt at edc8d2cc, line for line; flydsl and triton are setup.py's
+    assert open(os.path.join(turbo, "requirements.txt")).read().splitlines() == [
+        "pre-commit==4.5.1", "ruff==0.15.12", "clang-format==20.1.6", "build", "ninja", "expecttest", "pytest",
+        "pytest-xdist", "pytest-timeout", "setuptools==69.5.1", "setuptools_scm[toml]>=8", "wheel", "pyyaml", "twine"]
+    setup_py = open(os.path.join(turbo, "setup.py")).read()
+    assert "'triton==3.7.0'" in setup_py and "'flydsl>=0.2.0'" in setup_py
     for name in ("flash-attention", "TransformerEngine", "torchtune", "ao", "causal-conv1d", "aiter", "Primus-Turbo"):
         repo = served["repos"][name]
         assert repo["branches"][repo["default_branch"]] != repo["commits"]["pinned"], name
@@ -986,3 +1262,84 @@ def test_mamba_pulls_tilelang_and_quack(rocm_venv, tmp_path):
     picked = v.dry_run(mamba, extra=["--no-build-isolation", "-c", str(constraints)])
     assert "tilelang" in picked and picked["quack-kernels"] == "0.3.1"
     assert Version(picked["nvidia-cutlass-dsl"]) >= Version("4.6") and "torch" not in picked
+
+
+# --- the stage order (the ordered snapshot) -------------------------------------------------------
+
+def test_the_real_stage_order_keeps_pydeps_datasets_as_a_node_does():
+    """What real PyPI did, stage after stage, for v26.5 (the snapshot's record): torchtune's unpinned datasets is
+    taken back to pydeps' datasets==3.6.0, and Primus's megatron-energon==7.3.2 then brings s3fs at the fsspec that
+    datasets 3.6.0 allows (2025.3.0) with aiobotocore 2.26.0, which takes multidict to 6.9.1 and wrapt back to
+    1.17.3; datasets stays 3.6.0. Resolved alone, as each group is, Primus's requirements end with a datasets 5."""
+    recorded = SNAPSHOT["stages"]["v26.5"]
+    by_step = dict((s["step"].split("-", 1)[1], s) for s in recorded)
+    assert Version(by_step["torchtune"]["installs"]["datasets"]) >= Version("5")
+    assert by_step["pydeps"]["installs"]["datasets"] == "3.6.0"
+    primus = by_step["primus"]["installs"]
+    assert "datasets" not in primus
+    assert (primus["s3fs"], primus["aiobotocore"], primus["multidict"], primus["wrapt"]) == (
+        "2025.3.0", "2.26.0", "6.9.1", "1.17.3")
+    assert Version(by_step["pydeps"]["installs"]["wrapt"]) >= Version("2")   # pydeps' unpinned wrapt, downgraded
+    final = stages.final_state(recorded, upto="cleanup")
+    assert (final["datasets"], final["fsspec"], final["s3fs"], final["wrapt"]) == ("3.6.0", "2025.3.0", "2025.3.0",
+                                                                                   "1.17.3")
+    alone = [d["version"] for d in SNAPSHOT["distributions"] if normalize(d["name"]) == "datasets"
+             and "repo:Primus/requirements.txt" in d["groups"]]
+    assert alone and all(Version(v) >= Version("5") for v in alone)
+    # both releases' stages resolve the same from PyPI (only the ROCm steps differ)
+    pypi = dict((r, [(s["step"].split("-", 1)[1], s["installs"]) for s in steps if s["index"] == "pypi"])
+                for r, steps in SNAPSHOT["stages"].items())
+    assert pypi["v26.5"] == pypi["v26.5.1"]
+
+
+def _report(v, args):
+    proc = run([v.python, v.pip_main, "install", "--dry-run", "--quiet", "--report", "-"] + args, env=v.env())
+    return json.loads(proc.stdout[proc.stdout.index("{"):])["install"]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_world_resolves_each_stage_as_real_pypi_did(served, tmp_path, release):
+    """Every recorded step replayed against the world, in order, on one metadata venv (the snapshot's method):
+    the world's pip installs at each step exactly what real PyPI's did - every version, upgrades and downgrades."""
+    recorded = SNAPSHOT["stages"][release]
+    pins = yaml.safe_load(open(world_build.release_files()[release]))
+    v = Venv(tmp_path / "venv", served)
+    site = v.site
+    pip = [d for d in SNAPSHOT["distributions"] if d["name"] == "pip"][0]
+    snapshot_metadata.install_metadata(site, {"name": "pip", "version": pip["version"]})  # the venv's own pip
+    wheels = snapshot_metadata._stand_in_wheels(pins, str(tmp_path / "stand-ins"))
+    constraints = str(tmp_path / "pip-constraints.txt")
+    last_torch = max(i for i, s in enumerate(recorded) if s["stage"] == "torch")
+    wrong = []
+    for position, step in enumerate(recorded):
+        have = snapshot_metadata.installed(site)
+        if step["remove"]:
+            gone = stages.removed(step["remove"], have)
+            for name in gone:
+                snapshot_metadata.uninstall(site, name)
+            if gone != step["removed"]:
+                wrong.append((step["step"], "removed", gone, step["removed"]))
+            continue
+        args = ["--index-url", served["indexes"][step["index"]]] + (["--no-deps"] if step["no_deps"] else [])
+        args += ["-c", constraints] if step["constrained"] else []
+        if step["index"] == "torch":
+            args += ["--pre"] + step["requires"]
+        else:
+            args += step["requires"] + [wheels[k] for k in step["stand_ins"]
+                                        if have.get(k.split("==")[0], ("",))[0] != k.split("==", 1)[1]]
+        installs, stand_ins = {}, {}
+        own = set(k.split("==")[0] for k in step["stand_ins"])
+        for item in _report(v, args):
+            meta = item["metadata"]
+            (stand_ins if normalize(meta["name"]) in own else installs)[normalize(meta["name"])] = meta["version"]
+            snapshot_metadata.install_metadata(site, meta)
+        if (installs, stand_ins) != (step["installs"], step["stand_ins_installed"]):
+            wrong.append((step["step"], dict(set(installs.items()) ^ set(step["installs"].items())),
+                          dict(set(stand_ins.items()) ^ set(step["stand_ins_installed"].items()))))
+        if position == last_torch:
+            have = snapshot_metadata.installed(site)
+            with open(constraints, "w") as handle:
+                handle.write("".join("%s==%s\n" % (n, have[n][0]) for n in stages.constraint_names(pins) if n in have))
+    assert wrong == []
+    final = dict((n, version) for n, (version, _path) in snapshot_metadata.installed(site).items() if n != "pip")
+    assert final == stages.final_state(recorded)

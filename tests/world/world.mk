@@ -5,8 +5,9 @@
 #   make world-start    serve $(WORLD_DIR) on http://127.0.0.1:$(WORLD_PORT)   make world-stop
 #   make demo           playbooks/primus.yml, unchanged, on localhost against the served world
 #                       DEMO_TAGS=preflight,venv (default: all default stages), DEMO_BASE=/abs/dir
-#                       (default: a fresh temporary dir), DEMO_HOST=mi300x (a host of tests/world/hosts)
-#   make world-snapshot re-take tests/world/pypi-snapshot.json from PyPI (network, about 3 min)
+#                       (default: a fresh temporary dir), DEMO_HOST=mi300x (a host of tests/world/hosts),
+#                       DEMO_RELEASE=v26.5.1 (default v26.5: the world's overlay pins-$(DEMO_RELEASE).yml)
+#   make world-snapshot re-take tests/world/pypi-snapshot.json from PyPI (network, about 12 min)
 #   make world-trixie   the Debian trixie root for TE wheel mode (root, Debian's mirror; cached in
 #                       .cache/trixie-root, reused; world-test builds it when missing)
 
@@ -17,6 +18,7 @@ WORLD_PORT ?= 38611
 PRIMUS_TEST_PYTHON312 ?= $(or $(wildcard /root/.pyenv/versions/3.12.1/bin/python3.12),$(shell command -v python3.12 2>/dev/null))
 
 DEMO_TAGS ?=
+DEMO_RELEASE ?= v26.5
 DEMO_BASE ?=
 DEMO_HOST ?= mi300x
 DEMO_HOST_DIR ?= $(CURDIR)/tests/world/hosts/$(DEMO_HOST)
@@ -31,7 +33,7 @@ WORLD_TEST_DEPS ?= $(if $(VENV),$(VENV)/.test)
 WORLD_SERVE = $(PYTHON) tests/world/serve.py
 WORLD_STAMP = $(WORLD_DIR)/world.json
 WORLD_SOURCES = $(wildcard $(CURDIR)/tests/world/*.py $(CURDIR)/tests/world/lib/*.py \
-                           $(CURDIR)/tests/world/pypi-snapshot.json $(CURDIR)/roles/*/vars/releases/v26.5.yml)
+                           $(CURDIR)/tests/world/pypi-snapshot.json $(CURDIR)/roles/*/vars/releases/*.yml)
 
 .PHONY: world world-test world-start world-stop world-snapshot world-trixie demo
 
@@ -71,7 +73,7 @@ DEMO_PLAYBOOK = env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u
 	  PIP_CONFIG_FILE=/dev/null PRIMUS_WORLD_ROCMINFO=$(DEMO_HOST_DIR)/rocminfo.txt \
 	  $(ANSIBLE_PLAYBOOK) playbooks/primus.yml $(if $(DEMO_TAGS),--tags $(DEMO_TAGS)) \
 	    -e primus_base="$$base" \
-	    -e primus_release_file=$(WORLD_DIR)/pins-v26.5.yml \
+	    -e primus_release_file=$(WORLD_DIR)/pins-$(DEMO_RELEASE).yml \
 	    -e primus_python=$(PRIMUS_TEST_PYTHON312) \
 	    -e primus_rocminfo=$(DEMO_ROCMINFO) \
 	    -e primus_kfd_nodes_path=$(DEMO_KFD_NODES) \
@@ -88,7 +90,7 @@ demo: world
 	if [ -z "$$base" ]; then base=$$(mktemp -d "$${TMPDIR:-/tmp}/primus-demo.XXXXXX"); fi; \
 	mkdir -p "$$base/logs"; \
 	echo "demo: SIMULATED - the world's stand-in packages and repositories, no AMD GPU, no ROCm"; \
-	echo "demo: PRIMUS_BASE=$$base, host $(DEMO_HOST), tags $(or $(DEMO_TAGS),<all default stages>)"; \
+	echo "demo: PRIMUS_BASE=$$base, release $(DEMO_RELEASE), host $(DEMO_HOST), tags $(or $(DEMO_TAGS),<all default stages>)"; \
 	echo "demo: run 1 (builds)"; \
 	t0=$$(date +%s.%N); \
 	$(DEMO_PLAYBOOK) 2>&1 | tee "$$base/logs/demo-run1.log"; \

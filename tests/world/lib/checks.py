@@ -70,9 +70,10 @@ def pins_by_index(pins):
     pypi += list(p["cleanup"]["uninstall"]) + list(p["torchrec"]["packages_no_deps"])
     pypi += [r for r in p["torchrec"]["packages"] if not r.startswith("git+")]
     pypi.append(p["uv"]["requirement"])
-    rocm = list(p["torch"]["packages"])
+    rocm = list(p["torch"].get("sdk_packages") or []) + list(p["torch"]["packages"])
     for arch in p["torch"]["device_archs"]:
-        rocm += [r.replace("{arch}", arch) for r in p["torch"]["device_packages"]]
+        rocm += [r.replace("{arch}", arch) for r in (list(p["torch"].get("sdk_device_packages") or []) +
+                                                     list(p["torch"]["device_packages"]))]
     return {"pypi": pypi, "torch": rocm, "te": [p["te"]["wheel"]]}
 
 

@@ -141,6 +141,15 @@ def branches(dest):
     return dict(line.split() for line in out.splitlines() if line.strip())
 
 
+def resolve(dest, rev):
+    """The full commit id a revision (a branch, a tag, an abbreviated commit) names in the repository dest, or None
+    when it names none or is ambiguous."""
+    try:
+        return _git(["rev-parse", "--verify", "--quiet", rev + "^{commit}"], dest).strip() or None
+    except RuntimeError:
+        return None
+
+
 def move_branch(dest, branch, message, files=None):
     """Push a new commit onto branch of the bare repository dest; returns its id.
 

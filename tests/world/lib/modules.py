@@ -16,6 +16,30 @@ from . import version  # noqa: E402
 from . import cuda  # noqa: E402
 '''
 
+# The torch of a nightly whose SDK is split (from a20260727): at import it loads the SDK's code-object manager.
+TORCH_INIT_SDK = '''\
+"""Stand-in for torch %(version)s (primus.trainenv test world): not the real package."""
+__version__ = "%(version)s"
+from . import _rocm_init  # noqa: E402,F401  (the ROCm SDK's libraries, first)
+from . import version  # noqa: E402
+from . import cuda  # noqa: E402
+'''
+
+TORCH_ROCM_INIT = '''\
+"""How torch loads the ROCm SDK (test world stand-in): the runtime's libamd_comgr.so.3 of rocm-sdk-core, then the
+one of the devel tree (ROCM_PATH, which the JIT and the profiler load). Two separate files of it in one process
+register LLVM's options twice and the library aborts the process (AMD-AGI/Primus Dockerfile.primus-v26.5.1, fd1eeabb:
+the core copy becomes a link to the devel copy); through a link the loader maps one file once."""
+import ctypes
+import os
+
+_SITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _package in ("_rocm_sdk_core", "_rocm_sdk_devel"):
+    _library = os.path.join(_SITE, _package, "lib", "libamd_comgr.so.3")
+    if os.path.exists(_library):
+        ctypes.CDLL(_library)
+'''
+
 TORCH_VERSION = '''\
 __version__ = "%(version)s"
 git_version = "%(git)s"

@@ -6,6 +6,13 @@
   ("version `GLIBC_2.38' not found (required by .../libtransformer_engine.so)"), and on a host
   with glibc >= 2.38 and a new enough libstdc++ it loads.
 - A plain library (e.g. libz3.so) that loads anywhere.
+- The ROCm SDK's code-object manager libamd_comgr.so.3 (rocm-sdk-core and rocm-sdk-devel each ship a
+  copy from nightly a20260727 on): its constructor stands for LLVM's static option registration,
+  which the real library runs once per copy loaded into a process. The dynamic loader itself decides
+  what a copy is: dlopen of a second path to the same file (a symlink, a hard link: one device and
+  inode) returns the object already loaded and runs no constructor; a second, separate file is a
+  second object, whose constructor finds two copies in the process's link map (dl_iterate_phdr),
+  writes LLVM's message and aborts (SIGABRT).
 
 Compiled without build ids, stripped, from sources named relative to the work dir, so the bytes
 are the same on every build with the same compiler.
@@ -35,6 +42,44 @@ unsigned long nvte_copy_name(char *dst, const char *src, unsigned long size) {
 _PLAIN = """\
 /* Stand-in shared library %(name)s (primus.trainenv test world). */
 int %(symbol)s(void) { return 1; }
+"""
+
+
+_COMGR = r"""
+/* Stand-in for libamd_comgr.so.3 (primus.trainenv test world). Its constructor stands for LLVM's static
+ * registration of command-line options (spirv-expand-step among them), which the real library runs for
+ * every copy loaded: a second, separate copy in one process registers them twice and LLVM aborts. */
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int count_copies(struct dl_phdr_info *info, size_t size, void *data) {
+    const char *name = info->dlpi_name, *base = strrchr(name, '/');
+    (void)size;
+    if (strcmp(base ? base + 1 : name, "libamd_comgr.so.3") == 0)
+        ++*(int *)data;
+    return 0;
+}
+
+__attribute__((constructor)) static void register_options(void) {
+    static const char msg[] = ": CommandLine Error: Option 'spirv-expand-step' registered more than once!\n"
+                              "LLVM ERROR: inconsistency in registered CommandLine options\n";
+    int copies = 0;
+    dl_iterate_phdr(count_copies, &copies);
+    if (copies > 1) {
+        if (write(2, msg, sizeof msg - 1) < 0) {
+        }
+        abort();
+    }
+}
+
+int amd_comgr_get_version(unsigned long *major, unsigned long *minor) {
+    *major = 3;
+    *minor = 0;
+    return 0;
+}
 """
 
 
@@ -90,6 +135,20 @@ def plain_library(soname, symbol):
         _run([cc, "-shared", "-fPIC", "-O2", "-Wl,--build-id=none", "-s",
               "-Wl,-soname," + soname, "-o", soname, "lib.c"], work)
         with open(os.path.join(work, soname), "rb") as handle:
+            return handle.read()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def comgr_library():
+    """Bytes of a libamd_comgr.so.3 that aborts a process which loads a second, separate copy of it."""
+    cc = _cc()
+    work = tempfile.mkdtemp(prefix="world-native-")
+    try:
+        _write(os.path.join(work, "comgr.c"), _COMGR)
+        _run([cc, "-shared", "-fPIC", "-O2", "-Wl,--build-id=none", "-s", "-Wl,-soname,libamd_comgr.so.3",
+              "-o", "libamd_comgr.so.3", "comgr.c"], work)
+        with open(os.path.join(work, "libamd_comgr.so.3"), "rb") as handle:
             return handle.read()
     finally:
         shutil.rmtree(work, ignore_errors=True)

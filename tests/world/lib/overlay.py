@@ -1,16 +1,20 @@
-"""The release overlay: the real v26.5 pins file with the world's URLs and commits.
+"""The release overlays: each real release file (v26.5, v26.5.1) with the world's URLs and commits.
 
 The real file is rewritten line by line and only these values change, so everything else
 (package pins, comments, order) stays byte-identical and the two cannot drift:
 - primus_pins.indexes.{pypi,torch,te}: the world's index URLs;
 - primus_pins.sources.<component>.repo: the world's repository URL;
-- primus_pins.sources.<component>.ref: the world's pinned commit when ref_kind is commit
-  (branch refs keep their branch names);
+- primus_pins.sources.<component>.ref: the world's pinned commit when ref_kind is commit, its
+  abbreviation (SHORT hex digits, as git abbreviates it) when ref_kind is short_commit (the release
+  file knows only an abbreviated commit: so does the overlay; world.json has the full one), branch
+  refs keep their branch names;
 - `git+https://github.com/...` requirement URLs: the world's copy of that repository.
 When PyYAML is importable, the result is loaded and compared with the original to prove that
 nothing else changed.
 """
 import re
+
+SHORT = 7   # git's default abbreviation of a commit id
 
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z0-9_]+):(?P<sep>\s*)(?P<value>.*?)\s*$")
 
@@ -32,11 +36,36 @@ def _walk(lines):
         yield index, path, match.group("value")
 
 
+def ref_kinds(text):
+    """{component: ref_kind} of primus_pins.sources in a release file's text."""
+    return dict((path[2], value.strip("'\"")) for _line, path, value in _walk(text.splitlines(True))
+                if len(path) == 4 and path[:2] == ("primus_pins", "sources") and path[3] == "ref_kind")
+
+
+def written_ref(kind, commit):
+    """What the overlay writes as the ref of a source pinned by a commit of that kind (None: a branch keeps its name)."""
+    if kind == "commit":
+        return commit
+    if kind == "short_commit":
+        return commit[:SHORT]
+    return None
+
+
+def _scalar(value):
+    """value as a YAML plain scalar, quoted when YAML would read it as something else than that string (an
+    abbreviated commit of digits only is an integer)."""
+    if re.match(r"^[0-9a-f]+$", value) and not re.search(r"[a-f]", value):
+        return '"%s"' % value
+    if re.match(r"^[0-9]+[eE][0-9]+$", value):
+        return '"%s"' % value
+    return value
+
+
 def render(text, indexes, sources, git_urls, note):
     """Return the overlay text.
 
     indexes: {"pypi": url, "torch": url, "te": url}
-    sources: {component: (repo url, pinned commit)}
+    sources: {component: (repo url, the full commit the release pins)}
     git_urls: {upstream git URL: world git URL}
     """
     lines = text.splitlines(True)
@@ -49,8 +78,9 @@ def render(text, indexes, sources, git_urls, note):
         if base + ("repo",) not in values:
             raise KeyError("release file has no sources.%s" % component)
         replace[base + ("repo",)] = url
-        if values.get(base + ("ref_kind",)) == "commit":
-            replace[base + ("ref",)] = commit
+        ref = written_ref(values.get(base + ("ref_kind",)), commit)
+        if ref is not None:
+            replace[base + ("ref",)] = ref
     missing = set(replace) - set(values)
     if missing:
         raise KeyError("release file lacks %s" % sorted(missing))
@@ -59,7 +89,7 @@ def render(text, indexes, sources, git_urls, note):
         if path in replace and value:
             match = _KEY.match(lines[index])
             out[index] = "%s%s:%s%s\n" % (match.group("indent"), match.group("key"), match.group("sep"),
-                                          replace[path])
+                                          _scalar(replace[path]))
     for index, line in enumerate(out):
         for upstream, world in git_urls.items():
             line = line.replace("git+" + upstream, "git+" + world)

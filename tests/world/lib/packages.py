@@ -18,21 +18,42 @@ PURE = "py3-none-any"
 CP312 = "cp312-cp312-manylinux_2_28_x86_64"      # the ROCm nightly's torch stack: cp312 only
 ANY_LINUX = "py3-none-manylinux_2_28_x86_64"      # python-agnostic binaries (SDK, device code)
 
-ROCM = "7.15.0a20260720"            # the pinned nightly
+ROCM = "7.15.0a20260720"            # the pinned nightly of v26.5
 TORCH = "2.12.0+rocm" + ROCM
 TRITON_ROCM = "3.7.1+gitb4d3c2e5.rocm" + ROCM
+# v26.5.1's nightly (AMD-AGI/Primus Dockerfile.primus-v26.5.1, fd1eeabb): its ROCm SDK is several packages, pinned
+# and installed first (rocm, rocm-bootstrap, rocm-sdk-core, rocm-sdk-devel, rocm-sdk-libraries, rocm-sdk-device-<arch>).
+ROCM_V2651 = "7.15.0a20260727"
+TORCH_V2651 = "2.12.0+rocm" + ROCM_V2651
+TRITON_ROCM_V2651 = "3.7.1+git9e2f4c61.rocm" + ROCM_V2651
 TE_LABEL = "2.15.0.dev0+rocm7.15.0a20260716.a07e607"
 TE_NEWER = "2.15.0.dev0+rocm7.15.0a20260724.2a26bf8"   # v26.5.1's TE: an unpinned resolve takes it
 ARCHS = ("gfx942", "gfx950")
 
+# The nightlies the ROCm index publishes. "split": the SDK as several packages (rocm, rocm-bootstrap,
+# rocm-sdk-core, rocm-sdk-devel, rocm-sdk-libraries), the runtime's libamd_comgr.so.3 in rocm-sdk-core and a second
+# copy in the devel tree, and torch requiring rocm[libraries] of its nightly as TheRock's torch wheels do (their
+# extra install requirement rocm[libraries]==<SDK version>). a20260720 keeps the world's first shape: rocm-sdk-devel
+# alone (no core package, no comgr copies), exactly as v26.5 has always seen it.
+# "unpublished": projects of the nightly set the index lacks that day (tools/relock.py calls the date incomplete).
+NIGHTLIES = (
+    {"rocm": ROCM, "sdk": ROCM, "triton": TRITON_ROCM, "split": False},
+    {"rocm": ROCM_V2651, "sdk": ROCM_V2651, "triton": TRITON_ROCM_V2651, "split": True},
+)
+
 # Later nightlies publish the same public versions with other local labels. By PEP 440 a later
 # date of the same ROCm line sorts higher (an unpinned resolve takes it); a rocm10 label sorts
 # lower than rocm7 ("rocm10" < "rocm7" as strings) but rocm-sdk 10.0.0a... is a higher public
-# version. Both sets make an unpinned or half-pinned resolve go wrong.
+# version. Both sets make an unpinned or half-pinned resolve go wrong. 7.15.0a20260805 has no apex
+# build (a partial nightly): the newest complete date of the 7.15.0 line is a20260727.
 DECOY_NIGHTLIES = (
-    {"rocm": "7.15.0a20260805", "sdk": "7.15.0a20260805", "triton": "3.7.1+git7f0e19aa.rocm7.15.0a20260805"},
-    {"rocm": "10.0.0a20260801", "sdk": "10.0.0a20260801", "triton": "3.7.1+git0c5d1e77.rocm10.0.0a20260801"},
+    {"rocm": "7.15.0a20260805", "sdk": "7.15.0a20260805", "triton": "3.7.1+git7f0e19aa.rocm7.15.0a20260805",
+     "split": True, "unpublished": ("apex",)},
+    {"rocm": "10.0.0a20260801", "sdk": "10.0.0a20260801", "triton": "3.7.1+git0c5d1e77.rocm10.0.0a20260801",
+     "split": True},
 )
+# What a library file of the stand-ins holds when none is given (requirement listings need no real bytes).
+NO_LIBRARY = b"library stand-in placeholder\n"
 
 
 class Pkg(object):
@@ -81,44 +102,73 @@ def _fmt(template, name, version, **extra):
 
 # --- the "ROCm nightly" index -------------------------------------------------------------------
 
-def _torch_files(version, hip, cuda):
-    return {
+def _torch_files(version, hip, cuda, comgr_loads=False):
+    files = {
         "torch/__init__.py": _fmt(modules.TORCH_INIT, "torch", version),
         "torch/version.py": modules.TORCH_VERSION % {"version": version, "git": "0" * 40, "hip": hip, "cuda": cuda},
         "torch/cuda/__init__.py": modules.TORCH_CUDA,
     }
+    if comgr_loads:  # TRAP: two separate copies of libamd_comgr.so.3 abort `import torch` (lib/native.py)
+        files["torch/__init__.py"] = _fmt(modules.TORCH_INIT_SDK, "torch", version)
+        files["torch/_rocm_init.py"] = modules.TORCH_ROCM_INIT
+    return files
 
 
-def _rocm_nightly(rocm, sdk_version, triton, archs=ARCHS):
+def _sdk_packages(sdk_version, comgr):
+    """The split SDK of one nightly: rocm (rocm-sdk-core, and per extra the libraries or the devel package),
+    rocm-bootstrap, rocm-sdk-core (with the runtime's comgr), rocm-sdk-libraries, rocm-sdk-devel (the
+    `rocm-sdk` command and a devel tree with its own comgr copy and rocprofv3)."""
+    pin = "==" + sdk_version
+    return [
+        Pkg("rocm", sdk_version, ["rocm-sdk-core" + pin, 'rocm-sdk-libraries%s; extra == "libraries"' % pin,
+                                  'rocm-sdk-devel%s; extra == "devel"' % pin],
+            tag=PURE, metadata=[("Provides-Extra", "libraries"), ("Provides-Extra", "devel")]),
+        Pkg("rocm-bootstrap", sdk_version, [], tag=PURE),
+        Pkg("rocm-sdk-core", sdk_version, [], tag=ANY_LINUX, files=sdk.core_files(sdk_version, comgr)),
+        Pkg("rocm-sdk-libraries", sdk_version, ["rocm-sdk-core" + pin], tag=ANY_LINUX, module="_rocm_sdk_libraries"),
+        Pkg("rocm-sdk-devel", sdk_version, ["rocm-sdk-core" + pin], tag=ANY_LINUX,
+            files=sdk.wheel_files(sdk_version, split=True, comgr=comgr), executables=sdk.executables(split=True),
+            entry_points={"console_scripts": {"rocm-sdk": "rocm_sdk.cli:main"}}),
+    ]
+
+
+def _rocm_nightly(rocm, sdk_version, triton, archs=ARCHS, split=False, unpublished=(), comgr=NO_LIBRARY):
     torch = "2.12.0+rocm" + rocm
     tv = "0.27.0+rocm" + rocm
     hip = rocm.split("a")[0]
+    torch_requires = ["filelock", "typing-extensions>=4.10.0", "setuptools", "sympy>=1.13.3",
+                      "networkx>=2.5.1", "jinja2", "fsspec>=0.8.5", "triton==" + triton]
+    if split:
+        torch_requires.append("rocm[libraries]==" + sdk_version)
     pkgs = [
-        Pkg("torch", torch, ["filelock", "typing-extensions>=4.10.0", "setuptools", "sympy>=1.13.3",
-                             "networkx>=2.5.1", "jinja2", "fsspec>=0.8.5", "triton==" + triton],
-            tag=CP312, files=_torch_files(torch, hip, None)),
+        Pkg("torch", torch, torch_requires, tag=CP312, files=_torch_files(torch, hip, None, comgr_loads=split)),
         Pkg("triton", triton, ["setuptools>=40.8.0"], tag=CP312,
             files={"triton/__init__.py": _fmt(modules.TRITON_ROCM, "triton", triton)}),
         Pkg("torchaudio", "2.11.0+rocm" + rocm, ["torch==" + torch], tag=CP312),
         Pkg("torchvision", tv, ["numpy", "torch==" + torch, "pillow>=5.3.0,!=8.3.*"], tag=CP312),
         Pkg("apex", "1.12.0+rocm" + rocm, ["cxxfilt>=0.2.0", "tqdm>=4.28.1", "numpy", "PyYAML>=5.1",
                                            "pytest>=3.5.1", "packaging>14.0"], tag=CP312),
-        Pkg("rocm-sdk-devel", sdk_version, [], tag=ANY_LINUX, files=sdk.wheel_files(sdk_version),
-            executables=sdk.EXECUTABLES, entry_points={"console_scripts": {"rocm-sdk": "rocm_sdk.cli:main"}}),
     ]
+    if split:
+        pkgs += _sdk_packages(sdk_version, comgr)
+    else:
+        pkgs.append(Pkg("rocm-sdk-devel", sdk_version, [], tag=ANY_LINUX, files=sdk.wheel_files(sdk_version),
+                        executables=sdk.EXECUTABLES, entry_points={"console_scripts": {"rocm-sdk": "rocm_sdk.cli:main"}}))
     for arch in archs:
         pkgs += [
             Pkg("amd-torch-device-" + arch, torch, [], tag=ANY_LINUX),
             Pkg("rocm-sdk-device-" + arch, sdk_version, [], tag=ANY_LINUX),
             Pkg("amd-torchvision-device-" + arch, tv, [], tag=ANY_LINUX),
         ]
-    return pkgs
+    return [p for p in pkgs if p.project not in unpublished]
 
 
-def rocm_index():
-    pkgs = _rocm_nightly(ROCM, ROCM, TRITON_ROCM)
-    for decoy in DECOY_NIGHTLIES:
-        pkgs += _rocm_nightly(decoy["rocm"], decoy["sdk"], decoy["triton"])
+def rocm_index(comgr=NO_LIBRARY):
+    """Every nightly's packages; comgr: the bytes of libamd_comgr.so.3 (lib/native.py) for the split SDKs."""
+    pkgs = []
+    for nightly in NIGHTLIES + DECOY_NIGHTLIES:
+        pkgs += _rocm_nightly(nightly["rocm"], nightly["sdk"], nightly["triton"], split=nightly["split"],
+                              unpublished=nightly.get("unpublished", ()), comgr=comgr)
     return pkgs
 
 
@@ -220,8 +270,19 @@ def load_snapshot(path=SNAPSHOT):
         return json.load(handle)
 
 
-# Served as the real files (downloads.py): builds run them, so they cannot be stand-ins.
-REAL = ("pip", "setuptools", "wheel", "packaging", "pybind11")
+def step_groups(snapshot, index=None, no_deps=None):
+    """The group names ("<release>/<step>") of the snapshot's ordered stages, optionally only the steps that install
+    from that index ("pypi", "torch") or with that no_deps."""
+    return ["%s/%s" % (release, step["step"]) for release, steps in sorted((snapshot.get("stages") or {}).items())
+            for step in steps if (index is None or step["index"] == index) and
+            (no_deps is None or step["no_deps"] == no_deps)]
+
+
+# Served as the real files (downloads.py): builds run them, so they cannot be stand-ins. setuptools imports
+# more_itertools, jaraco.functools and jaraco.context from the environment before its vendored copies: once installed
+# in a venv (Primus-Turbo's requirements bring them, through twine and keyring), every --no-build-isolation build there
+# runs them.
+REAL = ("pip", "setuptools", "wheel", "packaging", "pybind11", "more-itertools", "jaraco-functools", "jaraco-context")
 
 
 def _flydsl_files(version):

@@ -24,6 +24,17 @@ COMPONENTS = {
     "turbo": "Primus-Turbo",
 }
 
+# The commit each release pins, by world repository, where it is not the "pinned" commit (v26.5's).
+RELEASE_COMMITS = {
+    "v26.5.1": {"TransformerEngine": "v26.5.1", "Primus": "v26.5.1"},
+}
+
+
+def release_commit_label(release, repo_name):
+    """The label of the commit of repo_name that release pins ("pinned" unless RELEASE_COMMITS says otherwise)."""
+    return RELEASE_COMMITS.get(release, {}).get(repo_name, "pinned")
+
+
 # requirement URLs of the release file / Primus requirements -> world repository
 GIT_REQUIREMENTS = {
     "https://github.com/mlperf/logging.git": "mlperf-logging",
@@ -70,6 +81,13 @@ CK = _leaf("composable_kernel", {"include/ck/ck.hpp": "#pragma once\n#define CK_
 HIPIFY = _leaf("hipify_torch", {"hipify_torch/__init__.py": '__version__ = "1.0"\n'})
 CUTLASS = _leaf("cutlass", {"include/cutlass/cutlass.h": "#pragma once\n#define CUTLASS_MAJOR 3\n"})
 AUTOMODEL = _leaf("Automodel", {"nemo_automodel/__init__.py": '__version__ = "0.1.0"\n'})
+# AI-Hypercomputer/maxtext, a submodule of Primus (third_party/maxtext) that Primus v26.5.1 moves.
+MAXTEXT = Repo("maxtext", "main", [
+    Commit("v26.5", "main", "Initial import", files={"README.md": README % "AI-Hypercomputer/maxtext",
+                                                      "src/MaxText/__init__.py": '__version__ = "0.1.0"\n'}),
+    Commit("v26.5.1", "main", "Update MaxText for Primus v26.5.1", parent="v26.5",
+           files={"src/MaxText/__init__.py": '__version__ = "0.1.1"\n'}),
+])
 
 # --- Megatron-LM (Primus submodule) -------------------------------------------------------------
 
@@ -163,13 +181,17 @@ def primus(url_of):
     }
     return Repo("Primus", "main", [
         Commit("base", "main", "Primus before the v26.5 release", files=files,
-               submodules={"third_party/Megatron-LM": ("Megatron-LM", "pinned")}),
+               submodules={"third_party/Megatron-LM": ("Megatron-LM", "pinned"),
+                           "third_party/maxtext": ("maxtext", "v26.5")}),
         Commit("pinned", "release/v26.5", "[CP][v25.5 Docker Release] Update configs to enable DeepEP (#911)",
                parent="base", files={"primus/configs.py": "DEEPEP = True\n"}),
         # main moves on: Megatron bumped and a submodule the pinned commit does not have
         Commit("later", "main", "Add Automodel submodule, bump Megatron-LM", parent="base",
                submodules={"third_party/Automodel": ("Automodel", "pinned"),
                            "third_party/Megatron-LM": ("Megatron-LM", "later")}),
+        # v26.5.1's pin: requirements.txt and the Megatron-LM commit as at v26.5; only third_party/maxtext moves
+        Commit("v26.5.1", "release/v26.5.1", "Bump third_party/maxtext for the v26.5.1 release", parent="pinned",
+               submodules={"third_party/maxtext": ("maxtext", "v26.5.1")}),
     ])
 
 # --- the built components -----------------------------------------------------------------------
@@ -381,7 +403,11 @@ else:
     record["rocshmem"] = None
 '''
 
-TURBO_REQUIREMENTS = "setuptools==69.5.1\npackaging\nnumpy\neinops\nflydsl>=0.2.0\n"
+# AMD-AGI/Primus-Turbo requirements.txt at edc8d2cc (v26.5's and v26.5.1's pin), verbatim: development and build
+# tools (setup.py's own requirements are triton==3.7.0, flydsl>=0.2.0, scipy, which the --no-deps build skips).
+TURBO_REQUIREMENTS = "".join(line + "\n" for line in (
+    "pre-commit==4.5.1", "ruff==0.15.12", "clang-format==20.1.6", "build", "ninja", "expecttest", "pytest",
+    "pytest-xdist", "pytest-timeout", "setuptools==69.5.1", "setuptools_scm[toml]>=8", "wheel", "pyyaml", "twine"))
 
 
 def _logging_repo(name):
@@ -395,21 +421,25 @@ def _logging_repo(name):
     ], tags={"6.0.0-rc5": "rc5"})
 
 
-def _pinned_then_later(name, default_branch, upstream, world, pinned_msg, sub=None, **kwargs):
+def _pinned_then_later(name, default_branch, upstream, world, pinned_msg, sub=None, between=(), **kwargs):
+    """The pinned commit, the commits `between` ([(label, message, files)], the pins of later releases, in order)
+    and a later commit, all on the default branch."""
     files = _component(upstream, world, **kwargs)
     bumped = world["version"].replace("dev0", "dev1") if "dev0" in world["version"] else world["version"] + ".post1"
     later = dict(world, version=bumped)
-    return Repo(name, default_branch, [
-        Commit("pinned", default_branch, pinned_msg, files=files, submodules=sub),
-        Commit("later", default_branch, "Development continues on %s" % default_branch, parent="pinned",
-               files={"setup.py": buildsys.setup_py(upstream, later, kwargs.get("extra", ""))}),
-    ])
+    commits = [Commit("pinned", default_branch, pinned_msg, files=files, submodules=sub)]
+    for label, message, changed in between:
+        commits.append(Commit(label, default_branch, message, parent=commits[-1].label, files=changed))
+    commits.append(Commit("later", default_branch, "Development continues on %s" % default_branch,
+                          parent=commits[-1].label,
+                          files={"setup.py": buildsys.setup_py(upstream, later, kwargs.get("extra", ""))}))
+    return Repo(name, default_branch, commits)
 
 
 def all_repos(url_of):
     """Every world repository; url_of(name) is its world URL. Dependencies come first."""
     ck = ("composable_kernel", "pinned")
-    repos = [CK, HIPIFY, CUTLASS, AUTOMODEL, MEGATRON, primus(url_of),
+    repos = [CK, HIPIFY, CUTLASS, AUTOMODEL, MAXTEXT, MEGATRON, primus(url_of),
              _logging_repo("mlcommons-logging"), _logging_repo("mlperf-logging")]
     base_url = url_of("flash-attention").rsplit("/git/", 1)[0]
     repos.append(_pinned_then_later(
@@ -420,6 +450,8 @@ def all_repos(url_of):
     repos.append(_pinned_then_later(
         "TransformerEngine", "dev", "ROCm/TransformerEngine", TE_SRC, "TransformerEngine a07e607 (v26.5 TE label)",
         sub={"3rdparty/hipify_torch": ("hipify_torch", "pinned")}, more_files=te_files,
+        between=[("v26.5.1", "TransformerEngine 2a26bf8 (v26.5.1 TE label)",
+                  {"CHANGELOG.md": "The commit of the v26.5.1 wheel label 2.15.0.dev0+rocm7.15.0a20260724.2a26bf8\n"})],
         init_body="import transformer_engine_torch  # noqa: E402,F401  (the compiled extension)\n"))
     repos.append(_pinned_then_later(
         "torchtune", "main", "pytorch/torchtune", TORCHTUNE, "torchtune at the v26.5 pin",

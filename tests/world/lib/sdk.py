@@ -4,6 +4,12 @@
 an importable package whose directory is ROCM_PATH, with the layout env.sh relies on
 (as Primus env.sh reads it): bin/hipcc, bin/rocminfo, llvm/bin, lib, lib64, include,
 lib/llvm/amdgcn/bitcode, lib/pkgconfig, lib/host-math/lib, lib/rocm_sysdeps/lib.
+
+From nightly a20260727 on (split=True) the SDK is several packages, as AMD-AGI/Primus
+Dockerfile.primus-v26.5.1 (fd1eeabb) installs it: rocm-sdk-core ships the runtime's
+lib/libamd_comgr.so.3 in <site-packages>/_rocm_sdk_core, and the devel tree that `rocm-sdk init`
+lays out has a second, separate copy in _rocm_sdk_devel/lib, plus bin/rocprofv3 with the line
+`update_env("ROCPROFILER_LIBRARY_CTOR", True)` that the Dockerfile's sed turns to False.
 """
 
 CLI = '''\
@@ -15,7 +21,7 @@ import sys
 VERSION = "%(version)s"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PAYLOAD = os.path.join(_HERE, "_devel_payload")
-_EXECUTABLES = ("bin/hipcc", "bin/rocminfo", "llvm/bin/amdgpu-arch")
+_EXECUTABLES = %(executables)s
 
 
 def devel_root():
@@ -90,7 +96,7 @@ native=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --version)
-      echo "HIP version: 7.15.0-a20260720 (primus.trainenv test world stand-in)"
+      echo "HIP version: @HIP_VERSION@ (primus.trainenv test world stand-in)"
       "$host" --version | head -n 1
       exit 0 ;;
     --offload-arch=native|--amdgpu-target=native) native=1 ;;
@@ -147,13 +153,64 @@ ROCSHMEM_H = """\
 """
 
 
-def payload(version):
-    """{relative path: content} of the devel tree that `rocm-sdk init` lays out."""
+ROCPROFV3 = '''#!/usr/bin/env python3
+"""rocprofv3 stand-in (primus.trainenv test world): the launcher of ROCm's profiler, a Python script that sets
+the profiler's environment and runs the application. With ROCPROFILER_LIBRARY_CTOR on, the profiler library
+initialises itself when loaded and does not find the devel tree's code-object manager (lib/libamd_comgr.so.3):
+it fails, as the real one does until the line below says False (AMD-AGI/Primus Dockerfile.primus-v26.5.1)."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def update_env(name, value):
+    os.environ[name] = str(value).lower() if isinstance(value, bool) else str(value)
+
+
+update_env("ROCPROFILER_LIBRARY_CTOR", True)
+
+
+def main(argv):
+    if os.environ["ROCPROFILER_LIBRARY_CTOR"] == "true":
+        sys.stderr.write("rocprofv3: librocprofiler-sdk.so: cannot load libamd_comgr.so.3: cannot open shared object "
+                         "file: No such file or directory\\n")
+        return 1
+    if argv[:1] == ["--version"]:
+        print("rocprofv3 (stand-in) of %s" % ROOT)
+        return 0
+    if not argv:
+        sys.stderr.write("usage: rocprofv3 [options] -- <application> [args...]\\n")
+        return 2
+    app = argv[argv.index("--") + 1:] if "--" in argv else argv
+    os.execvp(app[0], app)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+
+BASE_EXECUTABLES = ("bin/hipcc", "bin/rocminfo", "llvm/bin/amdgpu-arch")
+
+
+def _executables(split):
+    return BASE_EXECUTABLES + (("bin/rocprofv3",) if split else ())
+
+
+def _hip_version(version):
+    """hipcc's version line: 7.15.0a20260720 -> 7.15.0-a20260720."""
+    public, _sep, date = version.partition("a")
+    return "%s-a%s" % (public, date) if date else version
+
+
+def payload(version, split=False, comgr=None):
+    """{relative path: content} of the devel tree that `rocm-sdk init` lays out (split: with the code-object
+    manager library `comgr` (bytes) in lib/ and bin/rocprofv3)."""
     keep = "placeholder of the ROCm SDK stand-in\n"
-    return {
+    files = {
         "__init__.py": '"""ROCm SDK devel tree (test world stand-in); its directory is ROCM_PATH."""\n'
                        '__version__ = "%s"\n' % version,
-        "bin/hipcc": HIPCC,
+        "bin/hipcc": HIPCC.replace("@HIP_VERSION@", _hip_version(version)),
         "bin/rocminfo": ROCMINFO,
         "llvm/bin/amdgpu-arch": AMDGPU_ARCH,
         "llvm/lib/README": keep,
@@ -168,19 +225,35 @@ def payload(version):
         "lib/host-math/lib/README": keep,
         "lib/rocm_sysdeps/lib/README": keep,
     }
+    if split:
+        files["lib/libamd_comgr.so.3"] = comgr
+        files["bin/rocprofv3"] = ROCPROFV3
+    return files
 
 
-def wheel_files(version):
+def wheel_files(version, split=False, comgr=None):
     """Files of the rocm-sdk-devel wheel: the `rocm_sdk` command and the payload it lays out."""
     files = {
         "rocm_sdk/__init__.py": '"""ROCm SDK stand-in (primus.trainenv test world)."""\n'
                                 '__version__ = "%s"\n' % version,
-        "rocm_sdk/cli.py": CLI % {"version": version},
+        "rocm_sdk/cli.py": CLI % {"version": version,
+                                  "executables": "(%s)" % ", ".join('"%s"' % e for e in _executables(split))},
     }
-    for rel, content in payload(version).items():
+    for rel, content in payload(version, split, comgr).items():
         files["rocm_sdk/_devel_payload/" + rel] = content
     return files
 
 
-EXECUTABLES = ("rocm_sdk/_devel_payload/bin/hipcc", "rocm_sdk/_devel_payload/bin/rocminfo",
-               "rocm_sdk/_devel_payload/llvm/bin/amdgpu-arch")
+def executables(split=False):
+    """The wheel's paths that get mode 0o755."""
+    return tuple("rocm_sdk/_devel_payload/" + rel for rel in _executables(split))
+
+
+EXECUTABLES = executables()
+
+
+def core_files(version, comgr):
+    """Files of the rocm-sdk-core wheel (split nightlies): the runtime's package with its comgr copy."""
+    return {"_rocm_sdk_core/__init__.py": '"""ROCm SDK core runtime (test world stand-in)."""\n'
+                                          '__version__ = "%s"\n' % version,
+            "_rocm_sdk_core/lib/libamd_comgr.so.3": comgr}

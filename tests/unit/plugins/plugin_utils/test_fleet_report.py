@@ -307,9 +307,10 @@ def test_the_pins_in_the_manifests_shape(pins):
     assert "grouped_gemm" not in found["checkouts"]                     # a branch: resolved per run
     twice = fleet_report.drift_pins({"a": {"p": ["x==1"]}, "b": {"p": ["x==2", "y[extra]==3"]}})
     assert twice["distributions"] == {"y": "3"}
-    # the release's own list of pins a later stage replaces by design (every converged host differs from them)
-    assert pins["drift_superseded"] == ["datasets", "packaging"]
-    assert "datasets" not in found["distributions"] and "packaging" not in found["distributions"]
+    # the release's own list of pins a later stage replaces by design (every converged host differs from them);
+    # pydeps' datasets==3.6.0 is not among them: Primus's requirements keep it (the stage order of a real node)
+    assert pins["drift_superseded"] == ["packaging"]
+    assert "packaging" not in found["distributions"] and found["distributions"]["datasets"] == "3.6.0"
     assert fleet_report.drift_pins({"a": {"p": ["Data_Sets==1", "z==2"]}, "drift_superseded": ["data-sets"]})[
         "distributions"] == {"z": "2"}
 
