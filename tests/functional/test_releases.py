@@ -100,14 +100,23 @@ def lab(target, world):
               "primus_current_link": os.path.join(envs, "primus-current"),
               "primus_modulefiles_dir": os.path.join(root, "privatemodules"),
               "primus_report_dir": os.path.join(root, "report")}
+    # This machine's glibc (2.36) builds TE from source: v26.5.1 names only TE's abbreviated commit, so its runs here
+    # give the full one, as a user does (the world's commit of that abbreviation).
+    te_full = world["releases"][NEW]["sources"]["te"]["pinned"]
     yield {"root": root, "envs": envs, "common": common, "pins": world["pins_by_release"],
+           "release_vars": {OLD: {}, NEW: {"primus_te_source_ref": te_full}}, "te_full": te_full,
            "base": dict((r, os.path.join(envs, "primus-%s" % r)) for r in (OLD, NEW))}
     target.run(["rm", "-rf", root])
 
 
 def run_release(playbook, lab, release, base=None, **kwargs):
-    extra = dict(lab["common"], primus_release_file=lab["pins"][release], **kwargs.pop("extra", {}))
-    return playbook(kwargs.pop("tags", None), base or lab["base"][release], extra=extra, **kwargs)
+    extra = dict(lab["common"], primus_release_file=lab["pins"][release], **lab["release_vars"][release])
+    extra.update(kwargs.pop("extra", {}))
+    run = playbook(kwargs.pop("tags", None), base or lab["base"][release], extra=extra, **kwargs)
+    if os.environ.get("PRIMUS_TEST_DEBUG_DIR"):
+        with open(os.path.join(os.environ["PRIMUS_TEST_DEBUG_DIR"], "run-%d.log" % int(time.time() * 1000)), "w") as out:
+            out.write(run.output)
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -203,7 +212,8 @@ def test_a_reinstalled_comgr_is_planned_exactly_restored_and_caught_by_verify(pl
 def test_te_source_mode_without_the_full_commit_stops_before_any_download(playbook, lab, world, target, new):
     base = os.path.join(lab["envs"], "primus-te-source")
     offset = log_size(world)
-    run = run_release(playbook, lab, NEW, base=base, tags="te", extra={"primus_te_mode": "source"})
+    run = run_release(playbook, lab, NEW, base=base, tags="te", extra={"primus_te_mode": "source",
+                                                                        "primus_te_source_ref": ""})
     assert run.rc != 0
     message = run.task("Stop - TE source mode needs the full commit")["result"]["msg"]
     assert "names only the abbreviated TE commit" in message and "Nothing was downloaded or built" in message
@@ -356,3 +366,65 @@ def test_relock_moves_v26_5_to_the_second_nightly_and_that_file_converges(playbo
     assert run.rc == 0, run
     versions = json.loads(open(os.path.join(base, "manifest", "manifest.json")).read())["distributions"]
     assert versions["torch"] == "2.12.0+rocm7.15.0a20260727" and versions["rocm-sdk-devel"] == "7.15.0a20260727"
+
+
+# --------------------------------------------------------------------------- kill -9 in the new steps
+
+def kill_held(target, pattern, running):
+    """Wait until a module is held at the pattern (modes.hold_point), then kill -9 it and the run."""
+    at = os.path.join(target.faults, pattern + ".at")
+    deadline = time.time() + 300
+    while not os.path.exists(at) and time.time() < deadline and running.proc.poll() is None:
+        time.sleep(0.1)
+    assert os.path.exists(at), "the run never reached %s" % pattern
+    with open(at) as handle:
+        pid = int(handle.read().split()[0])
+    os.killpg(running.proc.pid, 9)
+    os.kill(pid, 9)
+    running.finish()
+
+
+def test_a_fix_killed_while_it_links_comgr_is_made_by_the_next_run(playbook, lab, new, target):
+    base = lab["base"][NEW]
+    core = os.path.join(site(base), COMGR)
+    restore = 'set -e; rm "$1"; cp "$2" "$1"'
+    assert target.run(["bash", "-c", restore, "-", core, os.path.join(site(base), COMGR_DEVEL)]).returncode == 0
+    pattern = "write:libamd_comgr.so.3"
+    hold = os.path.join(target.faults, pattern + ".hold")
+    open(hold, "w").close()
+    try:
+        running = run_release(playbook, lab, NEW, background=True)
+        kill_held(target, pattern, running)
+    finally:
+        os.unlink(hold)
+        if os.path.exists(os.path.join(target.faults, pattern + ".at")):
+            os.unlink(os.path.join(target.faults, pattern + ".at"))
+    assert not os.path.islink(core)       # killed before the rename: the second copy is still there
+    rerun = run_release(playbook, lab, NEW)
+    assert rerun.rc == 0, rerun
+    assert os.path.islink(core) and not [n for n in os.listdir(os.path.dirname(core)) if n.endswith(".primus-link")]
+    again = run_release(playbook, lab, NEW)
+    assert again.rc == 0 and again.stats["node1"]["changed"] == 0, again.changed_tasks()
+
+
+def test_a_retire_killed_midway_is_finished_by_the_next(playbook, lab, target, old):
+    base = os.path.join(lab["envs"], "primus-short-lived")
+    made = run_release(playbook, lab, OLD, base=base, tags="venv", extra={"primus_current_link": "",
+                                                                          "primus_modulefiles_dir": ""})
+    assert made.rc == 0, made
+    pattern = "retire:primus-short-lived"
+    hold = os.path.join(target.faults, pattern + ".hold")
+    open(hold, "w").close()
+    try:
+        running = playbook(None, base, playbook_file="playbooks/retire.yml", background=True,
+                           extra=dict(lab["common"], primus_retire_base=base))
+        kill_held(target, pattern, running)
+    finally:
+        os.unlink(hold)
+        if os.path.exists(os.path.join(target.faults, pattern + ".at")):
+            os.unlink(os.path.join(target.faults, pattern + ".at"))
+    aside = os.path.join(lab["envs"], ".primus-short-lived.retiring")
+    assert not os.path.exists(base) and os.path.isdir(aside)
+    finished = retire(playbook, lab, base)
+    assert finished.rc == 0, finished
+    assert not os.path.exists(aside) and not os.path.exists(base)
