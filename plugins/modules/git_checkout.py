@@ -25,6 +25,9 @@ description:
   - A checkout already at the commit, unedited, with its submodules in place runs nothing but local reads
     (C(changed=false)); it asks no remote anything.
   - Credentials in O(repo) (C(https://user:token@host)) are redacted in the log and in everything returned.
+  - A failed git command fails the task keeping git's own error lines (RV(cause)), with its class (RV(failure) - the
+    repository is none, wants credentials, lacks the commit, the network) and the fix of that class (RV(fix)); only a
+    failure of the network is worth trying again (RV(transient)).
 author:
   - primus.trainenv developers (@primus-trainenv)
 attributes:
@@ -95,6 +98,26 @@ log_path:
   description: The log git's output went to (empty without O(log_path)).
   returned: always
   type: str
+failure:
+  description:
+    - The class of a failed git command - C(not_a_repository), C(authentication), C(unknown_commit), C(network),
+      C(ownership) (a checkout of another user) or C(other).
+  returned: failure
+  type: str
+  sample: not_a_repository
+cause:
+  description: git's own error lines of the failure (progress and advice left out, credentials redacted), on one line.
+  returned: failure
+  type: str
+  sample: "fatal: '/etc' does not appear to be a git repository; fatal: Could not read from remote repository"
+fix:
+  description: What to do about a failure of this class.
+  returned: failure
+  type: str
+transient:
+  description: Whether the failure may go away when the command is tried again (the network's).
+  returned: failure
+  type: bool
 """
 
 import os
@@ -104,7 +127,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.primus.trainenv.plugins.module_utils import run_log
+from ansible_collections.primus.trainenv.plugins.module_utils import git_failure, run_log
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import stream
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
 
@@ -156,10 +179,12 @@ class Checkout(object):
                 handle.close()
         if rc != 0:
             err = self.redact.text(err)
-            last = [line.strip() for line in err.replace('\r', '\n').splitlines() if line.strip()]
-            self.fail('git %s failed (rc=%d): %s%s' % (
-                action, rc, last[-1] if last else 'no error output',
-                '. Its output: %s' % self.params['log_path'] if self.params['log_path'] else ''), rc=rc, stderr=err)
+            kind = git_failure.classify(err)
+            cause = git_failure.cause(err) or 'no error output'
+            fix = self.redact.text(git_failure.fix(kind, self.params['repo'], self.params['commit'], self.dest))
+            self.fail('git %s failed (rc=%d): %s. Fix: %s%s' % (
+                action, rc, cause, fix, '. Its output: %s' % self.params['log_path'] if self.params['log_path'] else ''),
+                rc=rc, stderr=err, failure=kind, cause=cause, fix=fix, transient=kind in git_failure.TRANSIENT)
 
     def fail(self, msg, **extra):
         self.module.fail_json(msg=self.redact.text(msg), actions=self.actions, log_path=self.params['log_path'] or '',

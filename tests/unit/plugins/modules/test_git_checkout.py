@@ -155,6 +155,29 @@ def test_credentials_are_redacted_in_the_log_and_the_result(tmpdir, remotes):
     assert secret not in text and secret not in repr(result), result
 
 
+@pytest.mark.parametrize('case', ['etc', 'missing', 'commit', 'closed'])
+def test_a_failure_keeps_git_s_cause_and_gives_the_fix_of_its_class(tmpdir, remotes, case):
+    """Not a repository, a repository that is not there, a commit the repository lacks, a remote that cannot be
+    reached: git's own lines stay in the message (not the hint git prints last), with the fix of that class."""
+    unknown = '0123456789abcdef0123456789abcdef01234567'
+    repo = {'etc': 'file:///etc', 'missing': 'file://%s/nope.git' % tmpdir, 'closed': 'http://127.0.0.1:9/x.git'}.get(
+        case, remotes['main'])
+    result = checkout(tmpdir, remotes, unknown if case == 'commit' else remotes['second'], repo=repo)
+    assert result['failed'] is True, result
+    kind, cause, fix = {
+        'etc': ('not_a_repository', "fatal: '/etc' does not appear to be a git repository",
+                'Fix: check the repository URL: file:///etc is not a git repository'),
+        'missing': ('not_a_repository', "nope.git' does not appear to be a git repository",
+                    'Fix: check the repository URL: %s is not a git repository' % repo),
+        'commit': ('unknown_commit', 'not our ref %s' % unknown, 'Fix: %s has no commit %s' % (repo, unknown)),
+        'closed': ('network', 'Failed to connect to 127.0.0.1 port 9', 'Fix: check the network (or the proxy)'),
+    }[case]
+    assert result['failure'] == kind and cause in result['cause'] and result['transient'] is (case == 'closed')
+    assert cause in result['msg'] and fix in result['msg'], result['msg']
+    assert 'the repository exists' not in result['msg']
+    assert ('network' in result['msg']) is (case == 'closed'), result['msg']
+
+
 @pytest.mark.parametrize('args, message', [
     (dict(commit='main'), "commit 'main' is not a full hexadecimal commit name"),
     (dict(commit='A' * 40), 'is not a full hexadecimal commit name'),
