@@ -3,6 +3,7 @@ prints it, a converged checkout left alone, a kept checkout moved to another com
 kept), check mode, credentials redacted, bad input refused; and command.stream's delivery of a progress line (ended
 by a carriage return) while the command still runs."""
 import os
+import pwd
 import subprocess
 import sys
 
@@ -176,6 +177,35 @@ def test_a_failure_keeps_git_s_cause_and_gives_the_fix_of_its_class(tmpdir, remo
     assert cause in result['msg'] and fix in result['msg'], result['msg']
     assert 'the repository exists' not in result['msg']
     assert ('network' in result['msg']) is (case == 'closed'), result['msg']
+
+
+def test_a_kept_checkout_another_user_can_change_is_refused_before_git_runs(tmpdir, remotes):
+    """A kept tree that is another user's (as root: nobody's), or open to every user: no git command runs there (its
+    hooks, its config's commands and the build after it would run with this user's rights)."""
+    dest = str(tmpdir.join('work', 'src'))
+    assert checkout(tmpdir, remotes, remotes['first'])['_rc'] == 0
+    log = str(tmpdir.join('logs', 'stage.log'))
+    before = read(log)
+    os.chmod(dest, 0o777)
+    result = checkout(tmpdir, remotes, remotes['second'])
+    assert result['failed'] is True and result['failure'] == 'ownership' and result['actions'] == [], result
+    assert result['msg'].startswith('the checkout %s cannot be used by user ' % dest)
+    assert '%s is writable by every user (mode 0777)' % dest in result['msg']
+    assert 'Fix: make it writable by you alone (chmod -R go-w %s)' % dest in result['msg']
+    assert read(log) == before and git('rev-parse', 'HEAD', cwd=dest) == remotes['first']
+    os.chmod(dest, 0o755)
+    if os.geteuid() != 0:
+        return
+    nobody = pwd.getpwnam('nobody')
+    for root, dirs, files in os.walk(dest):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), nobody.pw_uid, nobody.pw_gid)
+    os.chown(dest, nobody.pw_uid, nobody.pw_gid)
+    result = checkout(tmpdir, remotes, remotes['second'])
+    assert result['failed'] is True and result['failure'] == 'ownership', result
+    assert '%s is owned by nobody (uid %d), not by you' % (dest, nobody.pw_uid) in result['msg']
+    assert 'Fix: remove it as nobody (or ask an admin to), then run again' in result['msg']
+    assert read(log) == before
 
 
 @pytest.mark.parametrize('args, message', [
