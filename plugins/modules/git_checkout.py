@@ -24,10 +24,11 @@ description:
     version.
   - A checkout already at the commit, unedited, with its submodules in place runs nothing but local reads
     (C(changed=false)); it asks no remote anything.
-  - An existing O(dest) is used only when it is the user's own, as git's C(safe.directory) demands: its real path and
-    its C(.git) no symlink, owned by the user running the task and writable by no other user, every directory above it
-    owned by the user or root (a kept tree another user can change would run that user's code in the build, with
-    this user's rights). Otherwise the task fails with RV(failure) C(ownership) before any git command runs.
+  - An existing O(dest) is used only when it is the user's own, as git's C(safe.directory) demands. Its real path and
+    its C(.git) must be no symlink, owned by the user running the task and writable by no other user, and every
+    directory above it owned by the user or root (a kept tree another user can change would run that user's code in
+    the build, with this user's rights). Otherwise the task fails with RV(failure) C(ownership) before any git
+    command runs.
   - Credentials in O(repo) (C(https://user:token@host)) are redacted in the log and in everything returned.
   - A failed git command fails the task keeping git's own error lines (RV(cause)), with its class (RV(failure) - the
     repository is none, wants credentials, lacks the commit, the network) and the fix of that class (RV(fix)); only a

@@ -25,15 +25,15 @@ description:
     (C(current), no make). Otherwise it is removed before C(make) (a stale build, for example a root-owned one from
     another OS that needs a newer GLIBCXX, would otherwise be picked up).
   - Before anything runs in a checkout, it is checked the way git refuses a repository of another user
-    (C(safe.directory)): its real path (symlinks of the path given resolved once; make runs there), every directory
+    (C(safe.directory)). Its real path (symlinks of the path given resolved once, and make runs there), every directory
     from it to the datasets directory, and what make reads there (C(GNUmakefile), C(makefile), C(Makefile),
     C(helpers.cpp)) must be the user's own - no symlink, owned by the user running the task, writable by no other user
     (group write only for the user's own group) - and every directory above it owned by the user or root and not
     writable by every user unless sticky. A checkout another user can change fails the task naming the path, its owner
-    and the fix, and nothing is built or loaded anywhere: its Makefile would run with this user's rights (as root:
-    root's).
+    and the fix, and nothing is built or loaded anywhere, since its Makefile would run with this user's rights (as
+    root, root's).
   - An existing C(helpers_cpp<EXT_SUFFIX>) that is a symlink, another user's or writable by another user is never
-    loaded (loading runs its code): it is replaced.
+    loaded (loading runs its code), it is replaced.
   - Before anything is built, every checkout that needs a build is checked; one whose file cannot be removed or
     whose directory cannot be written fails the task naming the file, its owner and the fix, and nothing is built.
   - After the build the file is loaded with O(python) through C(importlib.util.spec_from_file_location) and

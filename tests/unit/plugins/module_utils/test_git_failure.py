@@ -112,7 +112,7 @@ def _git(*args, cwd=None):
 
 
 def test_live_git_failures_are_classified(tmp_path):
-    """git itself, now: a directory that is no repository, one that is not there, a closed port, an unknown commit."""
+    """git itself: a directory that is no repository, one that is not there, a closed port, an unknown commit."""
     repo = tmp_path / "repo"
     assert _git("init", "-q", "-b", "main", str(repo)).returncode == 0
     (repo / "a").write_text("a\n")
@@ -140,4 +140,3 @@ def test_credentials_in_git_s_lines_are_redacted():
     text = "fatal: unable to access 'https://me:s3cr3t@host.example/x.git/': Could not resolve host: host.example\n"
     assert git_failure.cause(text) == ("fatal: unable to access 'https://me:****@host.example/x.git/': Could not "
                                        "resolve host: host.example")
-

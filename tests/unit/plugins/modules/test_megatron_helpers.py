@@ -331,7 +331,7 @@ def test_a_checkout_of_another_user_runs_nothing_there_and_the_runner_s_own_buil
     """A checkout root owns (another user, for the user running the task) with a Makefile that writes a canary and no
     helpers_cpp: refused naming the path and its owner before make runs; the canary is not written, nothing is built
     in the user's own checkout listed beside it either. Given to the user, the same checkout builds (its Makefile is
-    the user's own now, so the canary is written, by the user)."""
+    then the user's own, so the canary is written, by the user)."""
     run, work, python, user = as_nobody
     if user != 'nobody':
         pytest.skip('another user owns the checkout only when the tests run as root (the runner is then nobody)')
