@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import check_command, check_dir
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import check_command, check_dir, expand_home
 
 
 def path_check(value, label, kind='dir', required=True):
@@ -33,9 +33,7 @@ def path_list_check(value, label, home=''):
                  'problem': '%s must be a list of directories, got %s' % (label, kind)}]
     results = []
     for item in value:
-        if isinstance(item, str) and home and (item == '~' or item.startswith('~/')):
-            item = home.rstrip('/') + item[1:]
-        results.append(check_dir(item, label))
+        results.append(check_dir(expand_home(item, home), label))
     return results
 
 

@@ -13,8 +13,13 @@ that name (a root-owned build bind-mounted from another OS) is removed first; re
 needs write and search permission on its directory, and in a sticky directory ownership of the
 file or of the directory. Two runs of the same user (two bases, each with its own lock) can build in one checkout
 (~/.cache/Primus is in every base's default list) and make writes the extension in place: each run holds an
-exclusive flock on the datasets directories from its look at them to its load test (lock_directories). Python 3.8+,
-standard library only.
+exclusive flock on the datasets directories from its look at them to its load test (lock_directories).
+
+A checkout is built in only when another user cannot change what make reads there (MAKE_READS: the makefiles make
+looks for and helpers.cpp, and every directory from the checkout's root to them; safe_paths.foreign_tree_problem):
+make runs the Makefile with the rights of the user running the stage, root's when root runs it. Such a checkout is
+refused before anything runs there (refusal), and an extension file another user owns is never loaded (loading runs
+its code): it is replaced. Python 3.8+, standard library only.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,10 +32,16 @@ import re
 import stat
 import time
 
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import writable_by_others
+
 DATASETS = os.path.join('third_party', 'Megatron-LM', 'megatron', 'core', 'datasets')
 LIBNAME = 'helpers_cpp'
 SOURCE = 'helpers.cpp'
 MAKEFILE = 'Makefile'
+# What `make -C <datasets>` reads: the makefiles make looks for, in its order, and the source it compiles.
+MAKE_READS = ('GNUmakefile', 'makefile', MAKEFILE, SOURCE)
+# The paths of a checkout that must be its user's alone (safe_paths.foreign_tree_problem's members).
+TRUSTED = tuple([DATASETS] + [os.path.join(DATASETS, name) for name in MAKE_READS])
 
 # Run by the venv's python: its extension suffix (empty when the interpreter has none).
 EXT_PROBE = "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX') or '')"
@@ -124,6 +135,32 @@ def blocked_message(kind, checkout, directory, path, user, dir_owner, file_owner
     return ('%s must be replaced before helpers_cpp can be built, but %s cannot remove it: %s. The file is owned by '
             '%s. Fix: remove it as %s (rm %s), or have an administrator run sudo rm %s, or leave %s out of '
             'checkouts.' % (path, user, why, file_owner, file_owner, path, path, checkout))
+
+
+def refusal(checkout, real, problem, owner, user):
+    """Why nothing is run in a checkout another user can change: the checkout (and its real path), what is wrong
+    (naming the path and its owner: safe_paths.foreign_tree_problem) and the ways out. owner: the name of the user
+    who can change it, or None when it is writable by others."""
+    where = checkout if os.path.normpath(checkout) == real else '%s (the real path of %s)' % (real, checkout)
+    if owner:
+        way = 'build helpers_cpp there as %s (run the primus stage as that user), or ' % owner
+    else:
+        way = 'make it writable by you alone (chmod -R go-w %s, if it is yours), or ' % real
+    return ('The Megatron checkout %s cannot be built in by user %s: %s. A build there runs its Makefile with your '
+            'rights, so nothing is run there. Fix: %sput a checkout of your own (git clone it) in '
+            'primus_megatron_checkouts instead of %s.' % (where, user, problem, way, checkout))
+
+
+def foreign_file(lst, uid, owner_name=None, own_group_of=None):
+    """Why an existing helpers_cpp file must not be loaded by user uid ('' if it may): a link, another user's file or
+    one another user can write (loading it runs its code)."""
+    if stat.S_ISLNK(lst.st_mode):
+        return 'is a symbolic link'
+    if not stat.S_ISREG(lst.st_mode):
+        return 'is not a regular file'
+    if lst.st_uid != uid:
+        return 'is owned by %s (uid %d), not by you' % ((owner_name or str)(lst.st_uid), lst.st_uid)
+    return writable_by_others(lst, own_group_of or (lambda gid: False))
 
 
 def lock_directories(directories, timeout, on_wait=None, clock=time.monotonic, sleep=time.sleep):

@@ -99,6 +99,13 @@ def printable(value):
     return value.encode('utf-8', 'replace').decode('utf-8') if isinstance(value, str) else value
 
 
+def expand_home(value, home):
+    """A leading ~ of a list setting's entry (primus_megatron_checkouts) is the target user's home."""
+    if isinstance(value, str) and home and (value == '~' or value.startswith('~/')):
+        return home.rstrip('/') + value[1:]
+    return value
+
+
 def normalise(path):
     """Collapse repeated slashes, drop '.' components and a trailing slash. '..' is kept."""
     parts = [p for p in path.split('/') if p not in ('', '.')]
@@ -324,6 +331,93 @@ def _nearest_problem(parent, lst, uid, name):
         return ''
     return ('does not exist and would be created in %s, a directory of user %s (uid %d)'
             % (parent, name(lst.st_uid), lst.st_uid))
+
+
+# --------------------------------------------------------------------------- trees a run builds in or runs a tool from
+
+def own_group(uid, getpwuid=None, getgrgid=None):
+    """A function gid -> whether that group is the user's own: named like the user, with no other member listed
+    (a user private group, whose write bit a umask of 002 sets on everything). Any other group holds other users."""
+    if getpwuid is None or getgrgid is None:
+        import grp  # pylint: disable=import-outside-toplevel
+        import pwd  # pylint: disable=import-outside-toplevel
+        getpwuid, getgrgid = pwd.getpwuid, grp.getgrgid
+    try:
+        user = getpwuid(uid).pw_name
+    except KeyError:
+        return lambda gid: False
+
+    def is_own(gid):
+        try:
+            group = getgrgid(gid)
+        except KeyError:
+            return False
+        return group.gr_name == user and set(group.gr_mem) <= set([user])
+    return is_own
+
+
+def writable_by_others(lst, own_group_of):
+    """'' or why another user can write this file or directory (its mode's group or other write bit)."""
+    mode = stat.S_IMODE(lst.st_mode)
+    if lst.st_mode & stat.S_IWOTH:
+        return 'is writable by every user (mode %04o)' % mode
+    if lst.st_mode & stat.S_IWGRP and not own_group_of(lst.st_gid):
+        return 'is writable by its group, gid %d, which holds other users (mode %04o)' % (lst.st_gid, mode)
+    return ''
+
+
+def foreign_tree_problem(root, members, uid, lstat, owner_name=None, own_group_of=None):
+    """Why user ``uid`` must not build in, or run a tool from, the tree at ``root`` ('' and None if it may), the way git
+    refuses a repository another user owns (safe.directory): whoever can change what the command reads there runs
+    code with this user's rights (as root: root's).
+
+    ``root`` is the tree's real path (os.path.realpath: the symlinks of the path given are resolved once, and the
+    command runs in the real path); ``members`` are paths relative to it that the command reads (a missing one is
+    skipped). The tree's root, every directory from it to a member and the member itself must be real (no symlink),
+    owned by ``uid`` and writable by no other user (group write only for the user's own group, ``own_group_of``);
+    every directory above the root must be owned by ``uid`` or root and not writable by every user unless sticky, or
+    another user could put a tree of theirs in its place. ``lstat`` is os.lstat (or a stand-in), ``owner_name`` uid ->
+    name. Returns (the problem, naming the path and its owner; the uid of the user who could change it, or None)."""
+    name = owner_name or str
+    own_group_of = own_group_of or (lambda gid: False)
+    parents = _components(os.path.dirname(root)) if root != '/' else []
+    for current in ['/'] + parents:
+        try:
+            lst = lstat(current)
+        except OSError as exc:
+            return '%s cannot be looked at (%s)' % (current, getattr(exc, 'strerror', None) or exc), None
+        if stat.S_ISLNK(lst.st_mode):
+            return '%s is a symbolic link (it changed while the path was resolved)' % current, None
+        if lst.st_uid not in (0, uid):
+            return ('%s is inside %s, a directory of user %s (uid %d), who can put another tree in its place'
+                    % (root, current, name(lst.st_uid), lst.st_uid), lst.st_uid)
+        if lst.st_mode & stat.S_IWOTH and not lst.st_mode & stat.S_ISVTX:
+            return ('%s is inside %s, which every user can write (mode %04o, not sticky), so anyone can put another '
+                    'tree in its place' % (root, current, stat.S_IMODE(lst.st_mode)), None)
+    paths = [root]
+    for member in members:
+        parts = [part for part in member.split('/') if part and part != '.']
+        paths.extend(root.rstrip('/') + '/' + '/'.join(parts[:index + 1]) for index in range(len(parts)))
+    seen = set()
+    for current in paths:
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            lst = lstat(current)
+        except OSError as exc:
+            if getattr(exc, 'errno', None) in (errno.ENOENT, errno.ENOTDIR):
+                continue
+            return '%s cannot be looked at (%s)' % (current, getattr(exc, 'strerror', None) or exc), None
+        if stat.S_ISLNK(lst.st_mode):
+            return ('%s is a symbolic link (made by %s): a link inside the tree can point into anybody\'s files'
+                    % (current, name(lst.st_uid)), lst.st_uid if lst.st_uid != uid else None)
+        if lst.st_uid != uid:
+            return '%s is owned by %s (uid %d), not by you' % (current, name(lst.st_uid), lst.st_uid), lst.st_uid
+        writable = writable_by_others(lst, own_group_of)
+        if writable:
+            return '%s %s' % (current, writable), None
+    return '', None
 
 
 def base_entries_problem(entries, has):

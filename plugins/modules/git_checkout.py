@@ -24,7 +24,15 @@ description:
     version.
   - A checkout already at the commit, unedited, with its submodules in place runs nothing but local reads
     (C(changed=false)); it asks no remote anything.
+  - An existing O(dest) is used only when it is the user's own, as git's C(safe.directory) demands. Its real path and
+    its C(.git) must be no symlink, owned by the user running the task and writable by no other user, and every
+    directory above it owned by the user or root (a kept tree another user can change would run that user's code in
+    the build, with this user's rights). Otherwise the task fails with RV(failure) C(ownership) before any git
+    command runs.
   - Credentials in O(repo) (C(https://user:token@host)) are redacted in the log and in everything returned.
+  - A failed git command fails the task keeping git's own error lines (RV(cause)), with its class (RV(failure) - the
+    repository is none, wants credentials, lacks the commit, the network) and the fix of that class (RV(fix)); only a
+    failure of the network is worth trying again (RV(transient)).
 author:
   - primus.trainenv developers (@primus-trainenv)
 attributes:
@@ -95,20 +103,49 @@ log_path:
   description: The log git's output went to (empty without O(log_path)).
   returned: always
   type: str
+failure:
+  description:
+    - The class of a failed git command - C(not_a_repository), C(authentication), C(unknown_commit), C(network),
+      C(ownership) (a checkout of another user) or C(other).
+  returned: failure
+  type: str
+  sample: not_a_repository
+cause:
+  description: git's own error lines of the failure (progress and advice left out, credentials redacted), on one line.
+  returned: failure
+  type: str
+  sample: "fatal: '/etc' does not appear to be a git repository; fatal: Could not read from remote repository"
+fix:
+  description: What to do about a failure of this class.
+  returned: failure
+  type: str
+transient:
+  description: Whether the failure may go away when the command is tried again (the network's).
+  returned: failure
+  type: bool
 """
 
 import os
+import pwd
 import re
 import shlex
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.primus.trainenv.plugins.module_utils import run_log
+from ansible_collections.primus.trainenv.plugins.module_utils import git_failure, run_log
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.command import stream
 from ansible_collections.primus.trainenv.plugins.module_utils.common import Redactor
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import foreign_tree_problem, own_group
 
 COMMIT = re.compile(r'^[0-9a-f]{40}([0-9a-f]{24})?$')
+
+
+def user_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return 'uid %d' % uid
 
 
 class Checkout(object):
@@ -156,10 +193,12 @@ class Checkout(object):
                 handle.close()
         if rc != 0:
             err = self.redact.text(err)
-            last = [line.strip() for line in err.replace('\r', '\n').splitlines() if line.strip()]
-            self.fail('git %s failed (rc=%d): %s%s' % (
-                action, rc, last[-1] if last else 'no error output',
-                '. Its output: %s' % self.params['log_path'] if self.params['log_path'] else ''), rc=rc, stderr=err)
+            kind = git_failure.classify(err)
+            cause = git_failure.cause(err) or 'no error output'
+            fix = self.redact.text(git_failure.fix(kind, self.params['repo'], self.params['commit'], self.dest))
+            self.fail('git %s failed (rc=%d): %s. Fix: %s%s' % (
+                action, rc, cause, fix, '. Its output: %s' % self.params['log_path'] if self.params['log_path'] else ''),
+                rc=rc, stderr=err, failure=kind, cause=cause, fix=fix, transient=kind in git_failure.TRANSIENT)
 
     def fail(self, msg, **extra):
         self.module.fail_json(msg=self.redact.text(msg), actions=self.actions, log_path=self.params['log_path'] or '',
@@ -184,8 +223,25 @@ class Checkout(object):
         rc, out = self.read('submodule', 'status', '--recursive')
         return rc != 0 or any(line[:1] != ' ' for line in out.splitlines() if line)
 
+    def check_owner(self):
+        """An existing dest must be this user's alone before git (or a build after it) runs there."""
+        if not os.path.lexists(self.dest):
+            return
+        uid = os.geteuid()
+        problem, owner = foreign_tree_problem(os.path.realpath(self.dest), ['.git'], uid, os.lstat, user_name,
+                                              own_group(uid))
+        if problem:
+            fix = ('remove it as %s (or ask an admin to), then run again: it is cloned afresh' % user_name(owner)
+                   if owner is not None else 'make it writable by you alone (chmod -R go-w %s), then run again'
+                   % os.path.realpath(self.dest))
+            self.fail('the checkout %s cannot be used by user %s: %s. git and the build would run code of whoever can '
+                      'change it with your rights, so nothing is run there. Fix: %s' % (
+                          self.dest, user_name(uid), problem, fix),
+                      failure='ownership', cause=problem, fix=fix, transient=False)
+
     def converge(self):
         repo, commit, check = self.params['repo'], self.params['commit'], self.module.check_mode
+        self.check_owner()
         is_checkout = os.path.exists(os.path.join(self.dest, '.git'))
         before = self.head() if is_checkout else ''
         if not is_checkout:

@@ -24,6 +24,16 @@ description:
   - An existing C(helpers_cpp<EXT_SUFFIX>) that is not older than C(helpers.cpp) and loads is left alone
     (C(current), no make). Otherwise it is removed before C(make) (a stale build, for example a root-owned one from
     another OS that needs a newer GLIBCXX, would otherwise be picked up).
+  - Before anything runs in a checkout, it is checked the way git refuses a repository of another user
+    (C(safe.directory)). Its real path (symlinks of the path given resolved once, and make runs there), every directory
+    from it to the datasets directory, and what make reads there (C(GNUmakefile), C(makefile), C(Makefile),
+    C(helpers.cpp)) must be the user's own - no symlink, owned by the user running the task, writable by no other user
+    (group write only for the user's own group) - and every directory above it owned by the user or root and not
+    writable by every user unless sticky. A checkout another user can change fails the task naming the path, its owner
+    and the fix, and nothing is built or loaded anywhere, since its Makefile would run with this user's rights (as
+    root, root's).
+  - An existing C(helpers_cpp<EXT_SUFFIX>) that is a symlink, another user's or writable by another user is never
+    loaded (loading runs its code), it is replaced.
   - Before anything is built, every checkout that needs a build is checked; one whose file cannot be removed or
     whose directory cannot be written fails the task naming the file, its owner and the fix, and nothing is built.
   - After the build the file is loaded with O(python) through C(importlib.util.spec_from_file_location) and
@@ -111,6 +121,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import megatron_helpers as mh
 from ansible_collections.primus.trainenv.plugins.module_utils.modes import hold_point, make_dirs, restrict_umask
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import foreign_tree_problem, own_group
 
 # Seconds a run waits for another run of this user that builds in the same checkout (a build takes seconds).
 LOCK_TIMEOUT = 600
@@ -129,6 +140,9 @@ class Builder(object):
         self.python = module.params['python']
         self.log_path = module.params['log_path']
         self.path_env = os.path.dirname(self.python) + os.pathsep + os.environ.get('PATH', '/usr/bin:/bin')
+        self.uid = os.geteuid()
+        self.own_group = own_group(self.uid)
+        self.real = {}   # checkout -> the real path of its datasets directory, where make runs
 
     def log(self, text):
         if not self.log_path:
@@ -170,15 +184,25 @@ class Builder(object):
             entry['reason'] = ('%s has no Megatron datasets Makefile: its submodules are not checked out '
                                '(git -C %s submodule update --init --recursive)' % (checkout, checkout))
             return entry, None
+        real = os.path.realpath(checkout)
+        problem, owner = foreign_tree_problem(real, mh.TRUSTED, self.uid, os.lstat, user_name, self.own_group)
+        if problem:
+            return entry, mh.refusal(checkout, real, problem, user_name(owner) if owner is not None else None,
+                                     user_name(self.uid))
+        directory = self.real[checkout] = mh.datasets_dir(real)
         path = os.path.join(directory, name) if name else ''
-        entry.update(file=path, status='would_build', reason='%s does not exist' % (name or 'helpers_cpp'))
+        entry.update(file=os.path.join(entry['path'], name) if name else '', status='would_build',
+                     reason='%s does not exist' % (name or 'helpers_cpp'))
         if not name:
             return entry, None
         try:
-            file_stat = os.stat(path)
+            file_stat = os.lstat(path)
         except OSError:
             file_stat = None
-        if file_stat is not None:
+        foreign = mh.foreign_file(file_stat, self.uid, user_name, self.own_group) if file_stat is not None else ''
+        if foreign:
+            entry['reason'] = '%s %s: it is not loaded (that runs its code) but replaced' % (name, foreign)
+        elif file_stat is not None:
             try:
                 source_mtime = os.stat(os.path.join(directory, mh.SOURCE)).st_mtime
             except OSError:
@@ -194,10 +218,10 @@ class Builder(object):
                 entry['reason'] = '%s does not load: %s' % (name, error)
         dir_stat = os.stat(directory)
         kind = mh.removal_problem(directory, dir_stat, os.access(directory, os.W_OK | os.X_OK), file_stat,
-                                  os.geteuid())
+                                  self.uid)
         if kind is None:
             return entry, None
-        return entry, mh.blocked_message(kind, checkout, directory, path, user_name(os.geteuid()),
+        return entry, mh.blocked_message(kind, checkout, directory, path, user_name(self.uid),
                                          user_name(dir_stat.st_uid),
                                          user_name(file_stat.st_uid) if file_stat is not None else None)
 
@@ -211,7 +235,8 @@ class Builder(object):
         return out.strip()
 
     def build(self, entry, ext, cppflags, make):
-        directory, path = entry['path'], entry['file']
+        directory = self.real[entry['checkout']]
+        path = os.path.join(directory, os.path.basename(entry['file']))
         self.log('Compiling Megatron helpers_cpp in %s (%s)' % (directory, entry['reason']))
         if os.path.lexists(path):
             try:

@@ -70,6 +70,15 @@ options:
         RV(written_dirs). O(path) itself is always checked (RV(base_problem)).
     type: dict
     default: {}
+  megatron_checkouts:
+    description:
+      - Primus checkouts Megatron's helpers_cpp is built in (C(primus_megatron_checkouts); a leading C(~/) is this
+        user's home). Each that exists and has Megatron's datasets Makefile is checked as
+        C(primus.trainenv.megatron_helpers) checks it before anything runs there - see RV(megatron_checkouts).
+        Entries that are not absolute paths are left to preflight's check of the setting.
+    type: list
+    elements: raw
+    default: []
   private_dirs:
     description:
       - Directories this user must own alone (a build or cache directory), by name. C({user}) in a path stands for
@@ -273,6 +282,14 @@ written_dirs:
   returned: always
   type: dict
   sample: {"state": {"path": "/home/trainer/envs/primus-env/state", "problem": ""}}
+megatron_checkouts:
+  description:
+    - For each checkout of O(megatron_checkouts) that another user can change (its path, a directory of it, or what
+      make reads there is another user's or writable by another user), the refusal naming the path, its owner and the
+      fix; a checkout that may be built in, or is not there, has none.
+  returned: always
+  type: dict
+  sample: {"/home/bob/Primus": "The Megatron checkout /home/bob/Primus cannot be built in by user me: ..."}
 commands:
   description: The commands of O(commands) found on C(PATH), with their paths.
   returned: always
@@ -360,9 +377,10 @@ import sys
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.primus.trainenv.plugins.module_utils import (
-    base_lock, glibc, gpu_arch, installed_fixes, mountinfo, stage_state, venv_state)
+    base_lock, glibc, gpu_arch, installed_fixes, megatron_helpers, mountinfo, stage_state, venv_state)
 from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import (
-    base_entries_problem, normalise, private_dir_problem, visible, written_dir_problem)
+    base_entries_problem, expand_home, foreign_tree_problem, normalise, own_group, private_dir_problem, visible,
+    written_dir_problem)
 
 _VERSION_RE = re.compile(r'^(\d+)\.(\d+)$')
 _FULL_VERSION_RE = re.compile(r'^\d+\.\d+\.\d+[0-9A-Za-z.+]*$')
@@ -550,6 +568,24 @@ def look_at_written_dir(path, uid, home):
     return {'path': path, 'problem': written_dir_problem(path, uid, os.lstat, user_name, os.readlink, home)}
 
 
+def megatron_refusals(checkouts, uid, home):
+    """{checkout: refusal} of the Megatron checkouts another user can change (megatron_helpers' own check)."""
+    found = {}
+    for given in checkouts:
+        if not isinstance(given, str):
+            continue
+        path = expand_home(given, home)
+        if not path.startswith('/') or not os.path.isfile(os.path.join(megatron_helpers.datasets_dir(path),
+                                                                       megatron_helpers.MAKEFILE)):
+            continue
+        real = os.path.realpath(path)
+        problem, owner = foreign_tree_problem(real, megatron_helpers.TRUSTED, uid, os.lstat, user_name, own_group(uid))
+        if problem:
+            found[path] = megatron_helpers.refusal(path, real, problem, user_name(owner) if owner is not None else None,
+                                                   user_name(uid))
+    return found
+
+
 def base_problem(path, uid, home):
     """Why path must not be PRIMUS_BASE ('' if it may): written_dir_problem, then what an existing one holds."""
     problem = written_dir_problem(path, uid, os.lstat, user_name, os.readlink, home)
@@ -659,6 +695,7 @@ def main():
             venv=dict(type='str', default=''),
             state_dir=dict(type='str', default=''),
             private_dirs=dict(type='dict', default={}),
+            megatron_checkouts=dict(type='list', elements='raw', default=[]),
             files=dict(type='list', elements='str', default=[]),
             globs=dict(type='list', elements='str', default=[]),
             written_dirs=dict(type='dict', default={}),
@@ -681,6 +718,7 @@ def main():
                           for name, p in module.params['private_dirs'].items()),
         written_dirs=dict((name, look_at_written_dir(str(p or ''), os.geteuid(), home))
                           for name, p in module.params['written_dirs'].items()),
+        megatron_checkouts=megatron_refusals(module.params['megatron_checkouts'], os.geteuid(), home),
         environment=dict((name, os.environ.get(name, ''))
                          for name in ('PATH', 'LD_LIBRARY_PATH', 'PIP_CONSTRAINT', 'NLTK_DATA')),
         hostname=socket.gethostname(), os=os_release(),

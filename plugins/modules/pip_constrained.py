@@ -146,6 +146,13 @@ options:
       - Lines that change where distributions come from (C(-i)/C(--index-url), C(--extra-index-url), C(-f)/C(--find-links),
         C(--no-index), abbreviations included) are refused in requirements and constraints files alike; use
         O(index_url), O(extra_index_urls), O(find_links) and O(no_index).
+      - A file a C(-r) or C(-c) line includes (in this file, a constraints file or a file they include) must be a
+        regular file of the user running the task that no other user can write (group write only for the user's own
+        group); otherwise the task fails before pip runs, naming the line and the file's owner, and that file is not
+        read (another user's file could make pip install and build anything with this user's rights, C(-r /etc/shadow)
+        as root included).
+      - A refusal quotes a line only of a file the task names (O(requirements), O(constraints)) that the user owns; for
+        any other file it gives the file, the line number and what is wrong, never the line.
     type: path
   src:
     description:
@@ -618,6 +625,7 @@ forbidden:
 
 import json
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -648,13 +656,21 @@ from ansible_collections.primus.trainenv.plugins.module_utils._pip.probe import 
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.report import (
     ReportError, describe_forbidden, forbidden_hits, parse_report, plan_actions, predicted_after)
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
-    RequirementError, check_name_entry, classify as classify_item, read_request, static_project_metadata)
+    FileTrust, RequirementError, check_name_entry, classify as classify_item, read_request, static_project_metadata)
+from ansible_collections.primus.trainenv.plugins.module_utils.safe_paths import own_group
 from ansible_collections.primus.trainenv.plugins.module_utils import release_lock
 
 WHEEL_DIR_MODE = 0o755
 MAX_RETRY_DELAY = 60.0
 # A dry-run that fails with one of these may only lack what earlier tasks would have installed.
 UNRESOLVED = ('not_found', 'conflict')
+
+
+def user_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return 'uid %d' % uid
 
 
 class PipConstrained(object):
@@ -873,7 +889,9 @@ class PipConstrained(object):
     def read_request(self):
         """Items, constraints and targets, read as pip will read them (module_utils._pip.requirements)."""
         toml_loads = load_toml_loads(self.probe.site_dirs if self.probe else [])
-        request = read_request(self.pk, self.params, self.pip_env(), self.base_dir, toml_loads)
+        uid = os.geteuid()
+        request = read_request(self.pk, self.params, self.pip_env(), self.base_dir, toml_loads,
+                               trust=FileTrust(uid, os.stat, user_name, own_group(uid)))
         self.redact.add_from(request.options + [i.text for i in request.items + request.constraints])
         self.constraint_items = request.constraints
         if request.src is not None and request.src.name:

@@ -143,7 +143,9 @@ def _usable(node):
                if node.get('nearest_is_dir') else ''))
 
 
-WRITTEN_LABELS = {'venv': 'primus_venv_dir (VENV_DIR)', 'workspace': 'primus_workspace_dir (WORKSPACE_DIR)'}
+WRITTEN_LABELS = {'venv': 'primus_venv_dir (VENV_DIR)', 'workspace': 'primus_workspace_dir (WORKSPACE_DIR)',
+                  'wheel_store': 'primus_wheel_store_shared'}
+WRITTEN_NAMES = {'wheel_store': 'shared wheel store'}
 
 
 def _written(node):
@@ -165,7 +167,8 @@ def _written(node):
     for name, seen in sorted((node.get('written_dirs') or {}).items()):
         if seen.get('problem'):
             label = WRITTEN_LABELS.get(name, 'under PRIMUS_BASE')
-            parts.append('The %s directory %s (%s) %s. ' % (name, _text(seen.get('path')), label, seen['problem']))
+            parts.append('The %s directory %s (%s) %s. ' % (WRITTEN_NAMES.get(name, name), _text(seen.get('path')), label,
+                                                            seen['problem']))
     if not parts:
         return ''
     return (''.join(parts) + 'Every directory a run writes must be a real directory of your own (not a link that '
@@ -192,6 +195,14 @@ def _private(node):
                ('or ask %s (or an admin) to remove %s' % (owner, seen.get('path'))) if owner and owner != node.get('user')
                else 'or fix it (chmod go-w, or replace the link by a directory) if it is yours'))
     return (''.join(parts) + 'Nothing was created or changed.') if parts else ''
+
+
+def _megatron(node):
+    """The Megatron checkouts another user can change: nothing may run there (megatron_helpers' own refusal)."""
+    refusals = node.get('megatron_checkouts') or {}
+    if not refusals:
+        return ''
+    return ' '.join(refusals[path] for path in sorted(refusals)) + ' Nothing was created or changed.'
 
 
 def _space(settings, node):
@@ -318,7 +329,7 @@ def problems(facts):
              _arch(settings),
              _max_jobs(settings), _jit_cache(settings), _min_free_gib(settings),
              _written(node), _usable(node), _release(node, pins, facts['paths']), _links(settings, node, facts['paths']),
-             _private(node), _space(settings, node),
+             _private(node), _megatron(node), _space(settings, node),
              _python(settings, node, pins),
              _venv(node, pins, facts['paths']), _tools(settings, node)]
     return [message for message in found if message]

@@ -13,6 +13,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -227,7 +228,7 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
                            ["primus_release '../../etc/passwd' is not a release name"]),
         "release-slash": ({"primus_release": "v26.5/x", "primus_release_file": ""}, ["primus_release 'v26.5/x' is not a release name"]),
         "release-unknown": ({"primus_release": "v99.1", "primus_release_file": ""},
-                            ["the pins file", "v99.1.yml' cannot be used: it does not exist", "ships (v26.5)"]),
+                            ["the pins file", "v99.1.yml' cannot be used: it does not exist", "ships (v26.5"]),
         "pins-release-dotdot": ({"primus_release_file": os.path.join(pins_dir, "release-dotdot.yml")},
                                 ["primus_pins.release '../../../../tmp/x' is not a release name"]),
         "pins-source-name": ({"primus_release_file": os.path.join(pins_dir, "source-name.yml")},
@@ -272,6 +273,11 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
         "megatron-mapping": ({"primus_megatron_checkouts": {"a": "/x"}},
                              ["argument 'primus_megatron_checkouts' is of type dict"]),
         "megatron-number": ({"primus_megatron_checkouts": [7]}, ["primus_megatron_checkouts must be a string, got a number"]),
+        # Round 4: a checkout whose Megatron datasets directory every user can write (anyone could put a Makefile there)
+        "megatron-open": ({"primus_megatron_checkouts": [d("megatron-open", "Primus")]},
+                          ["The Megatron checkout %s cannot be built in by user %s: %s is writable by every user (mode "
+                           "0777)" % (d("megatron-open", "Primus"), target.user, d("megatron-open", "Primus", DATASETS)),
+                           "nothing is run there", "chmod -R go-w"]),
     })
     if ROOT_OWNED:
         cases.update({
@@ -288,6 +294,13 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
                                % os.path.join(foreign, "build"), "set primus_build_dir to a directory of your own"]),
             "python-unreachable": ({"primus_python": "/root/primus-bad-inputs-python/python3.12"},
                                    ["it cannot be run: user %s may not reach or run it (permission denied" % target.user]),
+            # Round 4: another user's checkout (root's, its datasets directory open so that a build there would
+            # succeed) with a Makefile that writes a canary: refused before anything runs, naming it and its owner.
+            "megatron-foreign": ({"primus_megatron_checkouts": [os.path.join(foreign, "megatron", "Primus")]},
+                                 ["The Megatron checkout %s cannot be built in by user %s: %s is owned by root (uid 0), "
+                                  "not by you" % (os.path.join(foreign, "megatron", "Primus"), target.user,
+                                                  os.path.join(foreign, "megatron", "Primus")),
+                                  "build helpers_cpp there as root", "Nothing was created or changed."]),
         })
 
     defaulted = sorted(name for name, (host_vars, _words) in cases.items() if "primus_base" not in host_vars)
@@ -319,6 +332,11 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
         "mkdir %s && ln -s %s %s" % (quote(d("venv-link", "real")), quote(d("venv-link", "real")), quote(d("venv-link", "venv"))),
         "mkdir %s && ln -s %s %s" % (quote(d("workspace-link", "real")), quote(d("workspace-link", "real")),
                                      quote(d("workspace-link", "ws"))),
+    ]
+    script += [
+        "mkdir -p %s && printf 'default:\\n\\ttrue\\n' > %s && chmod 777 %s" % (
+            quote(d("megatron-open", "Primus", DATASETS)), quote(d("megatron-open", "Primus", DATASETS, "Makefile")),
+            quote(d("megatron-open", "Primus", DATASETS))),
     ]
     for name in ("state", "logs", "manifest"):
         case = "%s-link" % name
@@ -358,6 +376,7 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
         handle.write("# x\n" * 300000)
     os.mkfifo(os.path.join(pins_dir, "fifo.yml"))
     if ROOT_OWNED:
+        hostile_checkout(os.path.join(foreign, "megatron", "Primus"), os.path.join(foreign, "canary"))
         os.makedirs(os.path.join(foreign, "open-base"), mode=0o777)
         os.chmod(os.path.join(foreign, "open-base"), 0o777)
         os.makedirs(os.path.join(foreign, "nobody-home"), mode=0o777)
@@ -367,7 +386,7 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
     watched = {name: [d(name)] for name in cases}
     for name in ("base-link-etc", "base-link-parent", "pins-shadow"):
         watched.setdefault(name, []).append("/etc")   # its names: the target user cannot read all of it
-    for name in ("base-foreign-owned", "base-in-other-home"):
+    for name in ("base-foreign-owned", "base-in-other-home", "megatron-foreign"):
         watched.setdefault(name, []).append(foreign)
     for name in ("base-root", "base-slashslash", "base-dot", "base-dotdot"):
         watched[name].append("/")
@@ -397,6 +416,32 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
 
 def quote(text):
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+DATASETS = os.path.join("third_party", "Megatron-LM", "megatron", "core", "datasets")
+
+
+def hostile_checkout(checkout, canaries):
+    """A Primus checkout of root's with Megatron's datasets Makefile (the world's) that first writes a canary into
+    canaries (a directory every user can write) - and no helpers_cpp; its datasets directory every user can write, so
+    that a build there would succeed for any user. Returns the canary's path."""
+    sys.path.insert(0, os.path.join(REPO, "tests"))
+    from world.lib.repos import MEGATRON_HELPERS, MEGATRON_MAKEFILE  # pylint: disable=import-outside-toplevel
+    datasets = os.path.join(checkout, DATASETS)
+    os.makedirs(datasets)
+    os.makedirs(canaries, exist_ok=True)
+    os.chmod(canaries, 0o777)
+    canary = os.path.join(canaries, "made-by-their-makefile")
+    with open(os.path.join(datasets, "Makefile"), "w") as handle:
+        handle.write("CANARY := $(shell touch %s)\n" % canary + MEGATRON_MAKEFILE)
+    with open(os.path.join(datasets, "helpers.cpp"), "w") as handle:
+        handle.write(MEGATRON_HELPERS)
+    for root, dirs, _files in os.walk(checkout):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+    os.chmod(checkout, 0o755)
+    os.chmod(datasets, 0o777)
+    return canary
 
 
 def test_the_matrix_has_at_least_100_cases_and_the_run_fails(matrix):
@@ -521,3 +566,233 @@ def test_a_non_utf8_byte_in_primus_base_is_named_not_a_codec_traceback(playbook,
     assert "PRIMUS_BASE '%s/caf\\xe9' contains the byte 0xe9, which is not UTF-8" % top in message, message
     assert "codec" not in run.output and "Traceback" not in run.output
     assert not os.path.lexists(top)
+
+
+# --------------------------------------------------------------------------- round 4: what a stage runs and reads
+# Beside the matrix (which stops every host in preflight), runs that reach the stages: another user's Megatron checkout
+# (a build there would run its Makefile), requirements files that include files the user did not write, and source
+# repositories that are none, are not there or lack the commit.
+
+SECRET = "primus-secret-line: s3cr3t-7f3a9c"
+
+
+def git(*args, cwd):
+    return subprocess.run(["git"] + list(args), cwd=cwd, check=True, capture_output=True, text=True,
+                          env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                                   GIT_COMMITTER_EMAIL="t@t")).stdout.strip()
+
+
+def give(tree, user):
+    """Everything under tree to user, as that user's own clone would be."""
+    entry = pwd.getpwnam(user)
+    os.chown(tree, entry.pw_uid, entry.pw_gid)
+    for root, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
+
+
+def pins_with_primus(world, path, repo, commit):
+    """The world's pins with sources.primus at repo and commit (no submodules), written to path (readable by all)."""
+    with open(world["pins"]) as handle:
+        data = yaml.safe_load(handle)
+    data["primus_pins"]["sources"]["primus"].update(repo=repo, ref=commit, ref_kind="commit", submodules=False)
+    with open(path, "w") as handle:
+        yaml.safe_dump(data, handle)
+    os.chmod(path, 0o644)
+    return path
+
+
+def report_dir(shared_dir, name):
+    path = os.path.join(shared_dir, "reports-" + name)
+    os.makedirs(path, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def everything_written(run, bases, report):
+    """The run's output, every task result, the hosts' stage logs and the run summary, as one text."""
+    texts = [run.stdout, run.stderr, json.dumps(run.results)]
+    for base in bases:
+        logs = os.path.join(base, "logs")
+        for name in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+            with open(os.path.join(logs, name), errors="replace") as handle:
+                texts.append(handle.read())
+    for name in sorted(os.listdir(report)):
+        if os.path.isfile(os.path.join(report, name)):
+            with open(os.path.join(report, name), errors="replace") as handle:
+                texts.append(handle.read())
+    return "\n".join(texts)
+
+
+@pytest.fixture(scope="module")
+def bad_primus(target, world, shared_dir):
+    """A Primus stand-in (the target user's own repository, file://) with one commit per requirements file: one that
+    includes /etc/shadow (-r, -c), one that includes a file with a secret line that the user can read but did not write
+    (root's, as root); the pins file of each. (A run decides each component's commit once for all its hosts, so each
+    case is a run of its own.)"""
+    root = os.path.join(shared_dir, "bad-primus")
+    work = os.path.join(root, "work")
+    os.makedirs(work)
+    secret = os.path.join(root, "secret.txt")
+    with open(secret, "w") as handle:
+        handle.write("%s\n" % SECRET)
+    os.chmod(secret, 0o644)
+    git("init", "-q", "-b", "main", cwd=work)
+    requirements = (("requirements-r-shadow", "einops\n-r /etc/shadow\n"), ("requirements-c-shadow", "einops\n-c /etc/shadow\n"),
+                    ("requirements-r-secret", "einops\n-r %s\n" % secret))
+    commits = {}
+    for name, text in requirements:
+        with open(os.path.join(work, "requirements.txt"), "w") as handle:
+            handle.write(text)
+        git("add", "requirements.txt", cwd=work)
+        git("commit", "-q", "-m", name, cwd=work)
+        commits[name] = git("rev-parse", "HEAD", cwd=work)
+    bare = os.path.join(root, "Primus.git")
+    git("clone", "-q", "--bare", work, bare, cwd=root)
+    for folder, _dirs, _files in os.walk(root):
+        os.chmod(folder, 0o755)
+    if ROOT_OWNED:
+        give(bare, target.user)   # the user's own mirror (git refuses a repository another user owns)
+    pins = dict((name, pins_with_primus(world, os.path.join(root, "pins-%s.yml" % name), "file://" + bare, commits[name]))
+                for name, _text in requirements)
+    return {"pins": pins, "order": [name for name, _text in requirements], "secret": secret}
+
+
+def failure_of(run, host):
+    failed = [r for r in run.failed() if r["host"] == host]
+    assert len(failed) == 1, (host, run)
+    return failed[0]
+
+
+def test_an_included_file_the_user_did_not_write_is_refused_and_no_line_of_it_appears_anywhere(
+        bad_primus, playbook, target, shared_dir):
+    """-r /etc/shadow, -c /etc/shadow and -r of a file with a secret line (root's, readable by the user): each refused
+    before pip runs, naming the line and the file's owner; no line of those files is in the module's result, the run's
+    output, the stage logs or the run summary. One base: venv, torch and the primus stage of the first case, then the
+    primus stage of each other case."""
+    base = target.base("bad-requirements")
+    report = report_dir(shared_dir, "bad-requirements")
+    secrets = [SECRET, SECRET.split(": ")[1]]
+    if os.access("/etc/shadow", os.R_OK):
+        with open("/etc/shadow") as handle:
+            secrets += [line.strip() for line in handle if line.strip()]
+    try:
+        for index, name in enumerate(bad_primus["order"]):
+            include = "/etc/shadow" if "shadow" in name else bad_primus["secret"]
+            run = playbook("venv,torch,primus" if index == 0 else "primus", base,
+                           extra={"primus_release_file": bad_primus["pins"][name], "primus_report_dir": report})
+            record_timing("bad requirements file (%s)" % name, run.seconds)
+            failed = failure_of(run, "node1")
+            message = failed["result"]["msg"]
+            assert failed["task"].endswith("Install Primus's requirements"), (name, failed)
+            assert failed["result"]["failure"] == "bad_request" and failed["result"]["commands"] == [], failed["result"]
+            checkout = os.path.join(base, "workspace", "Primus")
+            if include == "/etc/shadow" or ROOT_OWNED:   # root's file: not read at all
+                assert message.startswith("%s/requirements.txt:2: the file it includes, %s, is owned by root (uid 0), "
+                                          "not by you. " % (checkout, include)), message
+                assert "it is not read" in message and "copy what you need from it into a file of your own" in message
+            else:   # the tests' own user's file: read, its line not shown
+                assert message.startswith("%s:1: not a valid requirement" % include) and "not shown" in message, message
+            written = everything_written(run, [base], report)
+            # The run summary says why the host failed; the stage log holds the checkout's git output.
+            with open(os.path.join(report, "summary.txt")) as handle:
+                assert "node1" in handle.read()
+            assert os.path.exists(os.path.join(base, "logs", "primus.log"))
+            leaked = [line for line in secrets if line in written]
+            assert not leaked, (name, leaked[:1])
+    finally:
+        subprocess.run(["rm", "-rf", base], check=False)
+
+
+def test_another_user_s_megatron_checkout_runs_nothing_and_the_runner_s_own_builds(playbook, target, shared_dir):
+    """root's checkout (its datasets directory open, so a build there would succeed) with a Makefile that writes a
+    canary, and no helpers_cpp: the run stops in preflight naming the path and its owner, and the canary is never
+    written. Given to the user running the stage, the same checkout builds (and its Makefile, then the user's own,
+    writes the canary)."""
+    if not ROOT_OWNED:
+        pytest.skip("another user's checkout needs the tests to run as root")
+    root = os.path.join(shared_dir, "megatron-foreign")
+    checkout = os.path.join(root, "Primus")
+    canary = hostile_checkout(checkout, os.path.join(root, "canaries"))
+    os.chmod(root, 0o755)
+    base = target.base("megatron-foreign")
+    extra = {"primus_megatron_checkouts": [checkout], "primus_report_dir": report_dir(shared_dir, "megatron")}
+    try:
+        run = playbook("venv,torch,primus", base, extra=extra)
+        record_timing("another user's Megatron checkout, venv,torch,primus", run.seconds)
+        failed = failure_of(run, "node1")
+        assert failed["task"].endswith("Check the inputs and the node"), failed
+        assert failed["result"]["msg"].startswith(
+            "The Megatron checkout %s cannot be built in by user %s: %s is owned by root (uid 0), not by you. A build "
+            "there runs its Makefile with your rights, so nothing is run there." % (checkout, target.user, checkout))
+        assert not os.path.lexists(canary), "their Makefile ran"
+        datasets = os.path.join(checkout, DATASETS)
+        assert not [f for f in os.listdir(datasets) if f.startswith("helpers_cpp")]
+
+        give(checkout, target.user)
+        os.chmod(datasets, 0o755)
+        again = playbook("venv,torch,primus", base, extra=extra)
+        record_timing("the same checkout, the user's own, venv,torch,primus", again.seconds)
+        assert again.rc == 0, again
+        entries = again.task("Build Megatron's helpers_cpp in every Primus checkout")["result"]["checkouts"]
+        assert [(e["checkout"], e["status"]) for e in entries] == [(checkout, "built")], entries
+        built = [f for f in os.listdir(datasets) if f.startswith("helpers_cpp")]
+        assert built == ["helpers_cpp.cpython-312-x86_64-linux-gnu.so"]
+        assert pwd.getpwuid(os.stat(os.path.join(datasets, built[0])).st_uid).pw_name == target.user
+        assert pwd.getpwuid(os.stat(canary).st_uid).pw_name == target.user
+    finally:
+        subprocess.run(["rm", "-rf", base], check=False)
+
+
+UNKNOWN = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_a_source_repository_that_is_none_is_not_there_or_lacks_the_commit_keeps_git_s_cause(
+        playbook, target, world, shared_dir, tmp_path):
+    """file:///etc, a repository the world's git server does not have, an unknown commit of the world's Primus: each
+    stage stops with git's own lines (not its hint "and the repository exists.") and the fix of that class, tried once
+    (only the network's failures are tried again). The primus stage alone (a registry overlay whose primus needs no
+    venv) reaches its checkout at once."""
+    import stage_registry  # pylint: disable=import-outside-toplevel
+    top = os.path.join(target.home, "bad-repos-%d" % os.getpid())
+    primus = "http://127.0.0.1:%d/git/Primus.git" % world["port"]
+    missing = "http://127.0.0.1:%d/git/no-such-repository.git" % world["port"]
+    with open(world["pins"]) as handle:
+        good = yaml.safe_load(handle)["primus_pins"]["sources"]["primus"]
+    assert good["repo"] == primus, good
+    # A run decides each component's commit once, for all its hosts: every case asks for the same unknown commit (the
+    # clone of the first two fails before any commit is asked for).
+    cases = {"repo-etc": ("file:///etc", UNKNOWN, "not_a_repository",
+                          "fatal: '/etc' does not appear to be a git repository; fatal: Could not read from remote "
+                          "repository.", "Fix: check the repository URL: file:///etc is not a git repository"),
+             "repo-missing": (missing, UNKNOWN, "not_a_repository",
+                              "fatal: repository '%s/' not found." % missing,
+                              "Fix: check the repository URL: %s is not a git repository" % missing),
+             "repo-commit": (primus, UNKNOWN, "unknown_commit", "error: Unable to find %s under %s" % (UNKNOWN, primus),
+                             "Fix: %s has no commit %s" % (primus, UNKNOWN))}
+    hosts = {}
+    for name, (repo, commit, _kind, _cause, _fix) in cases.items():
+        pins = pins_with_primus(world, os.path.join(shared_dir, "pins-%s.yml" % name), repo, commit)
+        hosts[name] = {"primus_base": os.path.join(top, name), "primus_release_file": pins}
+    entries = [dict(e, requires=[]) if e["name"] == "primus" else e for e in stage_registry.entries()]
+    overlay = tmp_path / "overlay.json"
+    overlay.write_text(json.dumps({"primus_stages": entries}))
+    os.chmod(str(tmp_path), 0o755)
+    run = playbook("primus", hosts=hosts, args=("-e", "@%s" % overlay))
+    record_timing("bad source repositories: %d hosts, --tags primus" % len(hosts), run.seconds)
+    try:
+        for name, (repo, commit, kind, cause, fix) in cases.items():
+            clone = [r for r in run.results if r["host"] == name and r["task"].endswith(
+                "Clone at the planned commit, with that commit's submodules - primus")]
+            assert clone and clone[-1]["result"].get("failure") == kind, (name, clone)
+            assert clone[-1]["result"].get("attempts", 1) == 1, (name, clone[-1]["result"])   # not tried again
+            stop = [r for r in run.failed() if r["host"] == name and r["task"].endswith("Stop - the checkout failed - primus")]
+            assert len(stop) == 1, (name, run)
+            message = stop[0]["result"]["msg"]
+            assert message.startswith("[primus] cannot clone %s at %s into %s/workspace/Primus: %s"
+                                      % (repo, commit, hosts[name]["primus_base"], cause)), message
+            assert fix in message, message
+            assert ("sources.primus.ref" if kind == "unknown_commit" else "sources.primus.repo") in message, message
+            assert "the repository exists" not in message and "check the network" not in message, message
+    finally:
+        subprocess.run(["rm", "-rf", top], check=False)

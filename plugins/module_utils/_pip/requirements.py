@@ -14,6 +14,12 @@ offline decision reads a requirement exactly as the pip that runs afterwards wou
   an empty marker is no marker;
 - wheel file names are read from the unquoted URL path (`%2B` is `+`).
 
+A file's content is shown in a message only when it is a file the task names (requirements, constraints) that the user
+running pip owns (FileTrust): a refusal of a line of any other file - one a `-r`/`-c` line includes, `-r /etc/shadow` -
+names the file, the line number and what is wrong (RequirementError.what), never the line. A file a `-r`/`-c` line
+includes must be the user's own (FileTrust.problem): a file another user can write could make pip install, and
+build, anything with this user's rights, so it is not read at all.
+
 Every function takes `pk`, a _pip.libs.Packaging, so this file imports without `packaging`.
 """
 
@@ -24,6 +30,7 @@ import codecs
 import os
 import re
 import shlex
+import stat
 
 try:
     from urllib.parse import unquote, urlsplit
@@ -68,7 +75,44 @@ FILE_REFUSED = {'--index-url': 'index_url', '--pypi-url': 'index_url', '--extra-
 
 
 class RequirementError(Exception):
-    pass
+    """What is wrong with a requirement. ``what``: the same without any text of the line, for a line of a file whose
+    content is never shown (None: the message itself holds none)."""
+
+    def __init__(self, message, what=None):
+        super(RequirementError, self).__init__(message)
+        self.what = what
+
+
+# What a refusal of a line whose text is not shown says when the error did not say it without the text.
+UNSHOWN = 'not a line pip reads in a requirements file'
+
+
+class FileTrust(object):
+    """Whose a requirements or constraints file is, for the user running pip (uid): ``problem(path)`` is '' for a
+    regular file that user owns and no other user can write (group write only for the user's own group, own_group_of),
+    else why not; stat_fn is os.stat (a symlink is judged by what it points to)."""
+
+    def __init__(self, uid, stat_fn=os.stat, owner_name=None, own_group_of=None):
+        self.uid = uid
+        self.stat_fn = stat_fn
+        self.owner_name = owner_name or str
+        self.own_group_of = own_group_of or (lambda gid: False)
+
+    def problem(self, path):
+        try:
+            st = self.stat_fn(path)
+        except OSError:
+            return ''   # the read reports it
+        if not stat.S_ISREG(st.st_mode):
+            return 'is not a regular file'
+        if st.st_uid != self.uid:
+            return 'is owned by %s (uid %d), not by you' % (self.owner_name(st.st_uid), st.st_uid)
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_mode & stat.S_IWOTH:
+            return 'is writable by every user (mode %04o)' % mode
+        if st.st_mode & stat.S_IWGRP and not self.own_group_of(st.st_gid):
+            return 'is writable by its group, gid %d, which holds other users (mode %04o)' % (st.st_gid, mode)
+        return ''
 
 
 class Item(object):
@@ -200,7 +244,8 @@ def _file_item(pk, text, origin, location, marker, is_url_location, req=None):
         try:
             name, version, _build, _tags = pk.parse_wheel_filename(basename)
         except (pk.InvalidWheelFilename, pk.InvalidVersion) as exc:
-            raise RequirementError('%s: not a valid wheel file name %r: %s' % (origin, basename, exc))
+            raise RequirementError('%s: not a valid wheel file name %r: %s' % (origin, basename, exc),
+                                   'not a valid wheel file name')
         item = Item('file', text, origin, req=req, name=pk.canonicalize_name(str(name)), version=str(version),
                     url=location if is_url_location else None, path=path, marker=marker)
         return item
@@ -222,7 +267,8 @@ def parse_marker(pk, text, origin):
     try:
         return pk.Marker(text)
     except pk.InvalidMarker as exc:
-        raise RequirementError('%s: invalid environment marker %r: %s' % (origin, text, exc))
+        raise RequirementError('%s: invalid environment marker %r: %s' % (origin, text, exc),
+                               'an invalid environment marker')
 
 
 def _installable_dir(path):
@@ -232,7 +278,7 @@ def _installable_dir(path):
 def _dir_item(text, origin, path, marker, req=None, name=None, extras=(), url=None):
     if not _installable_dir(path):
         raise RequirementError("%s: directory %s is not installable: it has neither setup.py nor pyproject.toml"
-                               % (origin, path))
+                               % (origin, path), 'a directory that is not installable (no setup.py, no pyproject.toml)')
     return Item('dir', text, origin, req=req, name=name, path=os.path.normpath(path), marker=marker, extras=extras,
                 url=url)
 
@@ -260,12 +306,14 @@ def _link_item(pk, text, origin, location, marker, req=None, name=None, extras=(
             # pip would open it as an archive and fail with its raw unpacking error (file:///etc/passwd).
             raise RequirementError('%s: %s is a local file that is neither a wheel, an sdist archive (.tar.gz, .zip) nor '
                                    'a project directory, so pip cannot install it; give the path of a .whl or of a '
-                                   'project directory' % (origin, location))
+                                   'project directory' % (origin, location),
+                                   'a local file that is neither a wheel, an sdist archive nor a project directory')
     if _archive_ext(_file_name(location, True)):
         item = _file_item(pk, text, origin, location, marker, True, req=req)
         item.extras = tuple(sorted(extras))
         if name and item.name and item.name != name:
-            raise RequirementError('%s: the URL names %s, not %s' % (origin, item.name, name))
+            raise RequirementError('%s: the URL names %s, not %s' % (origin, item.name, name),
+                                   'a URL whose file is another distribution than the name before it')
         return item
     egg = _strip_fragment(location)[1].get('egg')
     return Item('archive', text, origin, req=req, name=name or (pk.canonicalize_name(egg) if egg else None),
@@ -312,11 +360,14 @@ def classify(pk, text, origin, base_dir=None, editable=False):
             return item
         before_at = head.split('@', 1)
         if not (len(before_at) == 2 and not _looks_like_path(before_at[0])):
-            raise RequirementError('%s: %s looks like a file name, but %s does not exist' % (origin, head, plain))
+            raise RequirementError('%s: %s looks like a file name, but %s does not exist' % (origin, head, plain),
+                                   'a file name of a file that does not exist')
     elif _looks_like_path(head) and not _SCHEME.match(head) and ' @ ' not in head and '@' not in head.split('/')[0]:
         if os.path.exists(plain):
-            raise RequirementError("%s: %s is neither an installable directory nor an archive" % (origin, head))
-        raise RequirementError('%s: %s looks like a path, but %s does not exist' % (origin, head, plain))
+            raise RequirementError("%s: %s is neither an installable directory nor an archive" % (origin, head),
+                                   'a path that is neither an installable directory nor an archive')
+        raise RequirementError('%s: %s looks like a path, but %s does not exist' % (origin, head, plain),
+                               'a path that does not exist')
 
     try:
         req = pk.Requirement(head)
@@ -324,7 +375,8 @@ def classify(pk, text, origin, base_dir=None, editable=False):
         hint = ''
         if '=' in head and not re.search(r'[<>!=~]=|===|[<>]', head):
             hint = ' (= is not a valid operator; did you mean ==?)'
-        raise RequirementError('%s: invalid requirement %r: %s%s' % (origin, head, exc, hint))
+        raise RequirementError('%s: invalid requirement %r: %s%s' % (origin, head, exc, hint),
+                               'not a valid requirement (PEP 508: a name, then extras, versions or a marker)%s' % hint)
     if req.marker is not None:
         marker = req.marker
     name = pk.canonicalize_name(req.name)
@@ -363,12 +415,13 @@ def _editable_item(pk, text, origin, base_dir):
     scheme = location.split(':', 1)[0].lower()
     if not ('+' in scheme and scheme.split('+', 1)[0] in VCS_NAMES):
         raise RequirementError('%s: %s is not a valid editable requirement: give a local project directory or a '
-                               'VCS URL (git+https://...)' % (origin, text))
+                               'VCS URL (git+https://...)' % (origin, text), 'not a valid editable requirement')
     vcs, url, rev, params = split_vcs_url(location)
     egg = params.get('egg')
     name = name or (pk.canonicalize_name(egg) if egg else None)
     if not name:
-        raise RequirementError("%s: cannot tell the name of %s: write it as 'name @ %s'" % (origin, text, location))
+        raise RequirementError("%s: cannot tell the name of %s: write it as 'name @ %s'" % (origin, text, location),
+                               'an editable VCS URL without a name')
     return Item('editable', text, origin, req=req, name=name, url=url, vcs=vcs, rev=rev, marker=marker, extras=extras)
 
 
@@ -445,7 +498,8 @@ def parse_option_line(line, origin):
     try:
         tokens = shlex.split(line)
     except ValueError as exc:
-        raise RequirementError('%s: cannot split the options %r: %s' % (origin, line, exc))
+        raise RequirementError('%s: cannot split the options %r: %s' % (origin, line, exc),
+                               'an option line that cannot be split (unbalanced quotes)')
     out = []
     while tokens:
         token = tokens.pop(0)
@@ -454,7 +508,8 @@ def parse_option_line(line, origin):
             hits = [o for o in FILE_OPTIONS if o == name] or [o for o in FILE_OPTIONS if o.startswith(name)]
             if len(hits) != 1:
                 raise RequirementError('%s: %s option in requirements file: %s' % (
-                    origin, 'ambiguous' if hits else 'unsupported', name))
+                    origin, 'ambiguous' if hits else 'unsupported', name),
+                    'an ambiguous option' if hits else 'an option pip does not read in a requirements file')
             option = hits[0]
             if not FILE_OPTIONS[option]:
                 if sep:
@@ -475,7 +530,8 @@ def parse_option_line(line, origin):
                 value = tokens.pop(0)
             out.append((option, value))
         else:
-            raise RequirementError('%s: unsupported option in requirements file: %s' % (origin, token))
+            raise RequirementError('%s: unsupported option in requirements file: %s' % (origin, token),
+                                   'an option pip does not read in a requirements file')
     return out
 
 
@@ -497,14 +553,17 @@ def _requirement_part(line):
 
 
 def read_requirements_file(pk, path, environ=None, constraint=False, _seen=None, read=None, base_dir=None,
-                           options=None):
+                           options=None, trust=None, _quote=True):
     """Parse a requirements (or constraints) file the way pip does.
 
     Returns (items, constraint_items). Nested -r files keep the kind of their parent; -c files
     are always constraints. Relative -r/-c paths are relative to the including file; relative
     project paths are relative to base_dir (pip's working directory), like pip.
     environ: the environment pip runs with (for ${VAR}); options: a list that collects the option
-    lines (text) so callers can find credentials in them.
+    lines (text) so callers can find credentials in them. trust: a FileTrust of the user running pip - a file a line
+    includes must be that user's own (not read otherwise), and a line is shown in a message only when this file is
+    that user's own; without one every file is read and this file's lines are shown. A nested file's lines are never
+    shown.
     """
     environ = os.environ if environ is None else environ
     read = read or _read_bytes
@@ -513,58 +572,90 @@ def read_requirements_file(pk, path, environ=None, constraint=False, _seen=None,
     if real in seen:
         return [], []
     seen.add(real)
+    quote = _quote and (trust is None or not trust.problem(path))
     try:
         text = decode_requirements(read(path))
     except (IOError, OSError) as exc:
-        raise RequirementError('cannot read %s: %s' % (path, exc))
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise RequirementError('cannot decode %s: %s (save it as UTF-8)' % (path, exc))
+        raise RequirementError('cannot read %s: %s' % (path, (getattr(exc, 'strerror', None) or str(exc)).lower()))
+    except UnicodeDecodeError as exc:
+        raise RequirementError('cannot decode %s: it is not %s text (byte %d) (save it as UTF-8)'
+                               % (path, exc.encoding, exc.start))
+    except LookupError as exc:
+        raise RequirementError('cannot decode %s: %s (save it as UTF-8)' % (path, exc) if quote else
+                               'cannot decode %s: its coding line names an unknown encoding (save it as UTF-8)' % path)
     items, constraints = [], []
     base = os.path.dirname(os.path.abspath(path))
     for number, line in logical_lines(text):
         origin = '%s:%d' % (path, number)
-        line = expand_env(line, environ)
-        if line.startswith('-'):
-            if options is not None:
-                options.append(line)
-            for opt, value in parse_option_line(line, origin):
-                if opt in FILE_REFUSED:
-                    raise RequirementError(
-                        '%s: %s%s is refused: a requirements or constraints file must not change where '
-                        'distributions come from; remove the line and use the option %s of the task'
-                        % (origin, opt, ('=' + value) if value is not None else '', FILE_REFUSED[opt]))
-                if opt in ('--requirement', '--constraint'):
-                    value = _file_value(value)
-                    if _SCHEME.match(value) and not os.path.exists(value):
-                        raise RequirementError('%s: remote requirement files are not supported: %s' % (origin, value))
-                    nested = value if os.path.isabs(value) else os.path.join(base, value)
-                    sub_items, sub_constraints = read_requirements_file(
-                        pk, nested, environ, constraint or opt == '--constraint', seen, read, base_dir, options)
-                    items.extend(sub_items)
-                    constraints.extend(sub_constraints)
-                elif opt == '--editable':
-                    item = classify(pk, value, origin, base_dir, editable=True)
-                    if constraint:
-                        raise RequirementError('%s: editable requirements are not allowed as constraints' % origin)
-                    items.append(item)
-            continue
-        item = classify(pk, _requirement_part(line), origin, base_dir)
-        if constraint:
-            check_constraint(item)
-            constraints.append(item)
-        else:
-            items.append(item)
+        try:
+            nested = _read_line(pk, expand_env(line, environ), origin, constraint, base, base_dir, options, items,
+                                constraints)
+        except RequirementError as exc:
+            if quote:
+                raise
+            raise RequirementError('%s: %s (the line is not shown: %s is not a file of yours that the task names)'
+                                   % (origin, exc.what or UNSHOWN, path), exc.what)
+        for value, is_constraint in nested:
+            problem = trust.problem(value) if trust is not None else ''
+            if problem:
+                raise RequirementError(
+                    '%s: the file it includes, %s, %s. A file another user can change could make pip install (and '
+                    'build) anything with your rights, so it is not read. Fix: copy what you need from it into a '
+                    'file of your own' % (origin, value, problem), 'a file it includes %s' % problem)
+            sub_items, sub_constraints = read_requirements_file(
+                pk, value, environ, constraint or is_constraint, seen, read, base_dir, options, trust, _quote=False)
+            items.extend(sub_items)
+            constraints.extend(sub_constraints)
     return items, constraints
+
+
+def _read_line(pk, line, origin, constraint, base, base_dir, options, items, constraints):
+    """One logical line of a requirements file: its items and constraints appended, the files it includes returned
+    as [(path, whether a -c)]."""
+    nested = []
+    if line.startswith('-'):
+        if options is not None:
+            options.append(line)
+        for opt, value in parse_option_line(line, origin):
+            if opt in FILE_REFUSED:
+                raise RequirementError(
+                    '%s: %s%s is refused: a requirements or constraints file must not change where '
+                    'distributions come from; remove the line and use the option %s of the task'
+                    % (origin, opt, ('=' + value) if value is not None else '', FILE_REFUSED[opt]),
+                    '%s is refused: a requirements or constraints file must not change where distributions come '
+                    'from; remove the line and use the option %s of the task' % (opt, FILE_REFUSED[opt]))
+            if opt in ('--requirement', '--constraint'):
+                value = _file_value(value)
+                if _SCHEME.match(value) and not os.path.exists(value):
+                    raise RequirementError('%s: remote requirement files are not supported: %s' % (origin, value),
+                                           'a remote requirements file, which is not supported')
+                nested.append((value if os.path.isabs(value) else os.path.join(base, value),
+                               opt == '--constraint'))
+            elif opt == '--editable':
+                item = classify(pk, value, origin, base_dir, editable=True)
+                if constraint:
+                    raise RequirementError('%s: editable requirements are not allowed as constraints' % origin)
+                items.append(item)
+        return nested
+    item = classify(pk, _requirement_part(line), origin, base_dir)
+    if constraint:
+        check_constraint(item)
+        constraints.append(item)
+    else:
+        items.append(item)
+    return nested
 
 
 def check_constraint(item):
     """pip refuses unnamed, editable and extras constraints (check_invalid_constraint_type)."""
     if not item.name:
-        raise RequirementError('%s: unnamed requirements are not allowed as constraints: %s' % (item.origin, item.text))
+        raise RequirementError('%s: unnamed requirements are not allowed as constraints: %s' % (item.origin, item.text),
+                               'an unnamed requirement, which is not allowed as a constraint')
     if item.kind == 'editable':
         raise RequirementError('%s: editable requirements are not allowed as constraints' % item.origin)
     if item.extras:
-        raise RequirementError('%s: constraints cannot have extras: %s' % (item.origin, item.text))
+        raise RequirementError('%s: constraints cannot have extras: %s' % (item.origin, item.text),
+                               'a requirement with extras, which a constraint cannot have')
 
 
 def _read_bytes(path):
@@ -681,22 +772,23 @@ class Request(object):
         self.targets = []           # positional arguments for pip
 
 
-def read_request(pk, params, environ, base_dir, toml_loads=None):
+def read_request(pk, params, environ, base_dir, toml_loads=None, trust=None):
     """The module's request: name entries, the requirements file, constraints files and src.
 
     params: the module parameters (name, requirements, constraints, src; paths already absolute);
-    environ: the environment pip will run with (for ${VAR}); base_dir: pip's working directory.
+    environ: the environment pip will run with (for ${VAR}); base_dir: pip's working directory;
+    trust: the FileTrust of the user running pip (read_requirements_file).
     """
     request = Request()
     names = [check_name_entry(pk, text, 'name[%d]' % index, base_dir)
              for index, text in enumerate(params.get('name') or [])]
     for path in params.get('constraints') or []:
         sub_items, sub_constraints = read_requirements_file(pk, path, environ, constraint=True, base_dir=base_dir,
-                                                            options=request.options)
+                                                            options=request.options, trust=trust)
         request.constraints.extend(sub_items + sub_constraints)
     if params.get('requirements'):
         sub_items, sub_constraints = read_requirements_file(pk, params['requirements'], environ, base_dir=base_dir,
-                                                            options=request.options)
+                                                            options=request.options, trust=trust)
         request.items.extend(sub_items)
         request.constraints.extend(sub_constraints)
     for item in request.constraints:

@@ -1,5 +1,6 @@
 """Requirement items: name entries, requirements/constraints files as pip reads them, src identity."""
 import os
+import stat
 import sys
 
 import pip
@@ -7,7 +8,7 @@ import pytest
 
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.libs import load_toml_loads
 from ansible_collections.primus.trainenv.plugins.module_utils._pip.requirements import (
-    RequirementError, check_name_entry, classify, decode_requirements, logical_lines, normalize_url,
+    FileTrust, RequirementError, check_name_entry, classify, decode_requirements, logical_lines, normalize_url,
     read_requirements_file, split_vcs_url, static_project_metadata, wheel_metadata)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
@@ -338,3 +339,108 @@ def test_option_lines_are_read_like_pip_quotes_file_urls_and_abbreviations(pk, t
     (tmp_path / "bad.txt").write_text("--pr\n")   # --pre or --prefer-binary: pip refuses it too
     with pytest.raises(RequirementError, match="ambiguous option"):
         read_requirements_file(pk, str(tmp_path / "bad.txt"))
+
+
+# ---- what a refusal may show of a file, and whose files a line may include --------------------------------------
+
+SECRET = "root:$6$SECRETSALT42$hashhashhash:19000:0:99999:7:::"
+
+
+class _St(object):
+    def __init__(self, uid, mode=stat.S_IFREG | 0o644, gid=None):
+        self.st_uid, self.st_mode, self.st_gid = uid, mode, uid if gid is None else gid
+
+
+def _trust(owners, uid=1000):
+    """A FileTrust whose files are owned as owners says ({path: uid or (uid, mode)}); others are the user's."""
+    def stat_fn(path):
+        owner = owners.get(path, uid)
+        return _St(*owner) if isinstance(owner, tuple) else _St(owner)
+    return FileTrust(uid, stat_fn, {0: "root", 1000: "me", 1001: "bob"}.get)
+
+
+@pytest.mark.parametrize("option", ["-r", "-c", "--requirement", "--constraint=", "-c file://"])
+def test_a_line_of_an_included_file_is_never_shown(pk, tmp_path, option):
+    """The user's own file includes another (the user's own too, so it is read): its bad line is named by file and
+    line number and what is wrong, never by its text."""
+    (tmp_path / "secret.txt").write_text("# shadow-like\n%s\n" % SECRET)
+    separator = "" if option.endswith(("=", "//")) else " "
+    (tmp_path / "r.txt").write_text("alpha\n%s%s%s\n" % (option, separator, tmp_path / "secret.txt"))
+    with pytest.raises(RequirementError) as info:
+        read_requirements_file(pk, str(tmp_path / "r.txt"), trust=_trust({}))
+    message = str(info.value)
+    assert message.startswith("%s:2: " % (tmp_path / "secret.txt")), message
+    assert "not shown" in message and "SECRETSALT" not in message and "root:" not in message, message
+    assert "not a valid requirement (PEP 508" in message, message
+
+
+def test_a_line_of_the_user_s_own_named_file_is_shown_and_of_another_user_s_is_not(pk, tmp_path):
+    (tmp_path / "r.txt").write_text("alpha\ntorch=2.1\n")
+    with pytest.raises(RequirementError) as info:
+        read_requirements_file(pk, str(tmp_path / "r.txt"), trust=_trust({}))
+    assert "invalid requirement 'torch=2.1'" in str(info.value) and "did you mean ==?" in str(info.value)
+    with pytest.raises(RequirementError) as info:
+        read_requirements_file(pk, str(tmp_path / "r.txt"), trust=_trust({str(tmp_path / "r.txt"): 0}))
+    assert str(info.value) == ("%s:2: not a valid requirement (PEP 508: a name, then extras, versions or a marker) "
+                               "(= is not a valid operator; did you mean ==?) (the line is not shown: %s is not a file "
+                               "of yours that the task names)" % (tmp_path / "r.txt", tmp_path / "r.txt"))
+
+
+@pytest.mark.parametrize("owner, problem", [
+    (0, "is owned by root (uid 0), not by you"),
+    (1001, "is owned by bob (uid 1001), not by you"),
+    ((1000, stat.S_IFREG | 0o666), "is writable by every user (mode 0666)"),
+    ((1000, stat.S_IFREG | 0o664, 50), "is writable by its group, gid 50, which holds other users (mode 0664)"),
+    ((1000, stat.S_IFDIR | 0o755), "is not a regular file"),
+])
+def test_a_file_another_user_can_change_is_not_included_nor_read(pk, tmp_path, owner, problem):
+    (tmp_path / "theirs.txt").write_text("%s\n" % SECRET)
+    (tmp_path / "r.txt").write_text("alpha\n-c %s\n" % (tmp_path / "theirs.txt"))
+    read = []
+
+    def reader(path):
+        read.append(path)
+        with open(path, "rb") as handle:
+            return handle.read()
+    with pytest.raises(RequirementError) as info:
+        read_requirements_file(pk, str(tmp_path / "r.txt"), read=reader,
+                               trust=_trust({str(tmp_path / "theirs.txt"): owner}))
+    assert str(info.value) == (
+        "%s:2: the file it includes, %s, %s. A file another user can change could make pip install (and build) anything "
+        "with your rights, so it is not read. Fix: copy what you need from it into a file of your own"
+        % (tmp_path / "r.txt", tmp_path / "theirs.txt", problem))
+    assert read == [str(tmp_path / "r.txt")]
+    # the user's own group's write bit is no problem
+    own = FileTrust(1000, lambda path: _St(1000, stat.S_IFREG | 0o664), str, lambda gid: gid == 1000)
+    assert own.problem(str(tmp_path / "theirs.txt")) == ""
+
+
+def test_shadow_included_as_root_is_refused_without_a_line_of_it(pk, tmp_path):
+    """As root, -r /etc/shadow and -c /etc/shadow: root owns the file, so it is read; its lines are no requirements,
+    and the refusal shows none of them. As another user it is not read at all (root's file)."""
+    if not os.path.exists("/etc/shadow"):
+        pytest.skip("no /etc/shadow on this machine")
+    uid = os.geteuid()
+    for option in ("-r", "-c"):
+        (tmp_path / "r.txt").write_text("alpha\n%s /etc/shadow\n" % option)
+        with pytest.raises(RequirementError) as info:
+            read_requirements_file(pk, str(tmp_path / "r.txt"), trust=FileTrust(uid))
+        message = str(info.value)
+        if uid == 0:
+            with open("/etc/shadow") as handle:
+                lines = [line.strip() for line in handle if line.strip()]
+            assert message.startswith("/etc/shadow:1: "), message
+            assert not any(line in message or line.split(":")[0] + ":" in message for line in lines), message
+        else:
+            assert "the file it includes, /etc/shadow, is owned by root (uid 0), not by you" in message
+
+
+def test_read_and_decode_errors_name_no_content(pk, tmp_path):
+    (tmp_path / "bad.txt").write_bytes(b"alpha\n\xffsecret\n")
+    (tmp_path / "r.txt").write_text("-r bad.txt\n")
+    with pytest.raises(RequirementError) as info:
+        read_requirements_file(pk, str(tmp_path / "r.txt"), trust=_trust({}))
+    assert str(info.value) == "cannot decode %s: it is not utf-8 text (byte 6) (save it as UTF-8)" % (tmp_path / "bad.txt")
+    with pytest.raises(RequirementError) as info:
+        read_requirements_file(pk, str(tmp_path / "none.txt"))
+    assert str(info.value) == "cannot read %s: no such file or directory" % (tmp_path / "none.txt")

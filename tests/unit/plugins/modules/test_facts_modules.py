@@ -367,3 +367,26 @@ def test_node_info_finds_commands_on_path(tmpdir):
     result = run_module('node_info', dict(path=str(tmpdir), commands=['my-tool', 'no-such-tool-here']), tmpdir,
                         env={'PATH': '%s:%s' % (tmpdir.join('bin'), os.environ['PATH'])})
     assert result['commands'] == {'my-tool': str(tool)}
+
+
+def test_node_info_refuses_a_megatron_checkout_another_user_can_change(tmpdir):
+    """Preflight's look at primus_megatron_checkouts: one that another user can change (here: a datasets directory every
+    user can write) gets the refusal megatron_helpers would give; the user's own, one without Megatron's Makefile
+    (submodules not checked out), one that is not there and entries that are no absolute path get none."""
+    datasets_rel = os.path.join('third_party', 'Megatron-LM', 'megatron', 'core', 'datasets')
+    for name in ('mine', 'open'):
+        os.makedirs(str(tmpdir.join(name, datasets_rel)))
+        tmpdir.join(name, datasets_rel, 'Makefile').write('x')
+    tmpdir.mkdir('bare')
+    open_datasets = str(tmpdir.join('open', datasets_rel))
+    os.chmod(open_datasets, 0o777)
+    checkouts = [str(tmpdir.join('mine')), str(tmpdir.join('open')), str(tmpdir.join('bare')), str(tmpdir.join('gone')),
+                 'relative/Primus', 7]
+    result = run_module('node_info', dict(path=str(tmpdir), megatron_checkouts=checkouts), tmpdir)
+    real = os.path.realpath(str(tmpdir.join('open')))
+    assert list(result['megatron_checkouts']) == [str(tmpdir.join('open'))], result['megatron_checkouts']
+    message = result['megatron_checkouts'][str(tmpdir.join('open'))]
+    assert message.startswith('The Megatron checkout %s' % tmpdir.join('open'))
+    assert '%s/%s is writable by every user (mode 0777)' % (real, datasets_rel) in message
+    assert 'chmod -R go-w %s' % real in message
+    assert run_module('node_info', dict(path=str(tmpdir)), tmpdir)['megatron_checkouts'] == {}

@@ -3,6 +3,7 @@ prints it, a converged checkout left alone, a kept checkout moved to another com
 kept), check mode, credentials redacted, bad input refused; and command.stream's delivery of a progress line (ended
 by a carriage return) while the command still runs."""
 import os
+import pwd
 import subprocess
 import sys
 
@@ -153,6 +154,58 @@ def test_credentials_are_redacted_in_the_log_and_the_result(tmpdir, remotes):
     text = read(log)
     assert 'http://user:****@127.0.0.1:9/repo.git' in text and '### rc=128\n' in text, text
     assert secret not in text and secret not in repr(result), result
+
+
+@pytest.mark.parametrize('case', ['etc', 'missing', 'commit', 'closed'])
+def test_a_failure_keeps_git_s_cause_and_gives_the_fix_of_its_class(tmpdir, remotes, case):
+    """Not a repository, a repository that is not there, a commit the repository lacks, a remote that cannot be
+    reached: git's own lines stay in the message (not the hint git prints last), with the fix of that class."""
+    unknown = '0123456789abcdef0123456789abcdef01234567'
+    repo = {'etc': 'file:///etc', 'missing': 'file://%s/nope.git' % tmpdir, 'closed': 'http://127.0.0.1:9/x.git'}.get(
+        case, remotes['main'])
+    result = checkout(tmpdir, remotes, unknown if case == 'commit' else remotes['second'], repo=repo)
+    assert result['failed'] is True, result
+    kind, cause, fix = {
+        'etc': ('not_a_repository', "fatal: '/etc' does not appear to be a git repository",
+                'Fix: check the repository URL: file:///etc is not a git repository'),
+        'missing': ('not_a_repository', "nope.git' does not appear to be a git repository",
+                    'Fix: check the repository URL: %s is not a git repository' % repo),
+        'commit': ('unknown_commit', 'not our ref %s' % unknown, 'Fix: %s has no commit %s' % (repo, unknown)),
+        'closed': ('network', 'Failed to connect to 127.0.0.1 port 9', 'Fix: check the network (or the proxy)'),
+    }[case]
+    assert result['failure'] == kind and cause in result['cause'] and result['transient'] is (case == 'closed')
+    assert cause in result['msg'] and fix in result['msg'], result['msg']
+    assert 'the repository exists' not in result['msg']
+    assert ('network' in result['msg']) is (case == 'closed'), result['msg']
+
+
+def test_a_kept_checkout_another_user_can_change_is_refused_before_git_runs(tmpdir, remotes):
+    """A kept tree that is another user's (as root: nobody's), or open to every user: no git command runs there (its
+    hooks, its config's commands and the build after it would run with this user's rights)."""
+    dest = str(tmpdir.join('work', 'src'))
+    assert checkout(tmpdir, remotes, remotes['first'])['_rc'] == 0
+    log = str(tmpdir.join('logs', 'stage.log'))
+    before = read(log)
+    os.chmod(dest, 0o777)
+    result = checkout(tmpdir, remotes, remotes['second'])
+    assert result['failed'] is True and result['failure'] == 'ownership' and result['actions'] == [], result
+    assert result['msg'].startswith('the checkout %s cannot be used by user ' % dest)
+    assert '%s is writable by every user (mode 0777)' % dest in result['msg']
+    assert 'Fix: make it writable by you alone (chmod -R go-w %s)' % dest in result['msg']
+    assert read(log) == before and git('rev-parse', 'HEAD', cwd=dest) == remotes['first']
+    os.chmod(dest, 0o755)
+    if os.geteuid() != 0:
+        return
+    nobody = pwd.getpwnam('nobody')
+    for root, dirs, files in os.walk(dest):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), nobody.pw_uid, nobody.pw_gid)
+    os.chown(dest, nobody.pw_uid, nobody.pw_gid)
+    result = checkout(tmpdir, remotes, remotes['second'])
+    assert result['failed'] is True and result['failure'] == 'ownership', result
+    assert '%s is owned by nobody (uid %d), not by you' % (dest, nobody.pw_uid) in result['msg']
+    assert 'Fix: remove it as nobody (or ask an admin to), then run again' in result['msg']
+    assert read(log) == before
 
 
 @pytest.mark.parametrize('args, message', [

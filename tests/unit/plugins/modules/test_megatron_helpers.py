@@ -280,20 +280,30 @@ def as_nobody():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _give(tree, user):
+    """Everything under tree (files too) to user (by name), as that user's own clone would be."""
+    entry = pwd.getpwnam(user)
+    os.chown(tree, entry.pw_uid, entry.pw_gid)
+    for root, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
+
+
+def _ext(python, work):
+    return subprocess.run([python, '-c', "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                          capture_output=True, text=True, check=False,
+                          env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(work, 'python', 'lib'))).stdout.strip()
+
+
 def test_an_unremovable_stale_file_is_refused_naming_it_before_anything_is_built(as_nobody, tmpdir):
     run, work, python, user = as_nobody
-    ext = subprocess.run([python, '-c', "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
-                         capture_output=True, text=True, check=False,
-                         env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(work, 'python', 'lib'))).stdout.strip()
-    # a checkout the user can build in, listed first, and one holding a stale build in a read-only directory
+    ext = _ext(python, work)
+    # Two checkouts of the user's own: one it can build in, listed first, and one holding a stale build (another
+    # user's: root's, as a container's bind mount leaves it) in a directory the user made read-only.
     mine, mine_datasets = checkout(work, 'Primus')
     theirs, datasets = checkout(work, 'cache-Primus')
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam('nobody')
-        for root, dirs, _files in os.walk(mine):
-            for name in dirs:
-                os.chown(os.path.join(root, name), nobody.pw_uid, nobody.pw_gid)
-        os.chown(mine, nobody.pw_uid, nobody.pw_gid)
+    for tree in (mine, theirs):
+        _give(tree, user)
     stale = os.path.join(datasets, 'helpers_cpp' + ext)
     with open(stale, 'w') as handle:
         handle.write('root-owned Ubuntu 24.04 build needing GLIBCXX_3.4.32\n')
@@ -306,11 +316,151 @@ def test_an_unremovable_stale_file_is_refused_naming_it_before_anything_is_built
     owner = pwd.getpwuid(os.stat(stale).st_uid).pw_name
     assert result['msg'].startswith('Nothing was built. %s must be replaced before helpers_cpp can be built, but %s '
                                     'cannot remove it' % (stale, user)), result['msg']
+    assert 'its directory %s (owned by %s) is not writable by %s' % (datasets, user, user) in result['msg']
     assert 'The file is owned by %s' % owner in result['msg']
     assert 'sudo rm %s' % stale in result['msg'] and 'leave %s out of checkouts' % theirs in result['msg']
     with open(stale) as handle:
         assert handle.read().startswith('root-owned')
     assert helpers_files(mine_datasets) == [], 'the writable checkout was not built either'
+
+
+HOSTILE_MAKEFILE = 'CANARY := $(shell touch {canary})\n' + MEGATRON_MAKEFILE
+
+
+def test_a_checkout_of_another_user_runs_nothing_there_and_the_runner_s_own_builds(as_nobody, tmpdir):
+    """A checkout root owns (another user, for the user running the task) with a Makefile that writes a canary and no
+    helpers_cpp: refused naming the path and its owner before make runs; the canary is not written, nothing is built
+    in the user's own checkout listed beside it either. Given to the user, the same checkout builds (its Makefile is
+    then the user's own, so the canary is written, by the user)."""
+    run, work, python, user = as_nobody
+    if user != 'nobody':
+        pytest.skip('another user owns the checkout only when the tests run as root (the runner is then nobody)')
+    canaries = os.path.join(work, 'canaries')
+    os.makedirs(canaries)
+    os.chmod(canaries, 0o777)
+    canary = os.path.join(canaries, 'made-by-their-makefile')
+    mine, mine_datasets = checkout(work, 'Primus')
+    _give(mine, user)
+    theirs, datasets = checkout(work, 'their-Primus')
+    with open(os.path.join(datasets, 'Makefile'), 'w') as handle:
+        handle.write(HOSTILE_MAKEFILE.format(canary=canary))
+    os.chmod(datasets, 0o777)   # a checkout its owner opened for others to build in: a build there would succeed
+    result = run({'checkouts': [mine, theirs], 'python': python}, tmpdir)
+    assert result.get('failed') is True, result
+    assert result['msg'] == (
+        'Nothing was built. The Megatron checkout %s cannot be built in by user nobody: %s is owned by root (uid 0), '
+        'not by you. A build there runs its Makefile with your rights, so nothing is run there. Fix: build helpers_cpp '
+        'there as root (run the primus stage as that user), or put a checkout of your own (git clone it) in '
+        'primus_megatron_checkouts instead of %s.' % (theirs, theirs, theirs)), result['msg']
+    assert not os.path.exists(canary), 'their Makefile ran'
+    assert helpers_files(datasets) == [] and helpers_files(mine_datasets) == []
+
+    _give(theirs, user)
+    os.chmod(datasets, 0o755)
+    result = run({'checkouts': [mine, theirs], 'python': python}, tmpdir)
+    assert [e['status'] for e in result['checkouts']] == ['built', 'built'], result
+    assert os.path.exists(canary) and pwd.getpwuid(os.stat(canary).st_uid).pw_name == user
+
+
+def test_as_root_a_checkout_of_another_user_runs_nothing_there(venv, tmpdir):
+    """Root runs the task (nothing stops an operator from it); the checkout is nobody's, its Makefile writes a canary:
+    root can write everywhere, so without the check make would run nobody's Makefile as root."""
+    if os.geteuid() != 0:
+        pytest.skip('the task runs as root only when the tests do')
+    python, _ext_suffix = venv
+    canary = str(tmpdir.join('made-by-their-makefile'))
+    theirs, datasets = checkout(tmpdir, 'nobody-Primus')
+    with open(os.path.join(datasets, 'Makefile'), 'w') as handle:
+        handle.write(HOSTILE_MAKEFILE.format(canary=canary))
+    _give(theirs, 'nobody')
+    result = run_module('megatron_helpers', dict(checkouts=[theirs], python=python), tmpdir, check_mode=False)
+    assert result.get('failed') is True, result
+    assert result['msg'].startswith('Nothing was built. The Megatron checkout %s cannot be built in by user root: %s is '
+                                    'owned by nobody (uid %d), not by you.' % (theirs, theirs, pwd.getpwnam('nobody').pw_uid))
+    assert 'build helpers_cpp there as nobody' in result['msg']
+    assert not os.path.exists(canary), 'their Makefile ran as root'
+    assert helpers_files(datasets) == []
+    # Verify's look (check mode) refuses it the same way, loading nothing.
+    checked = run_module('megatron_helpers', dict(checkouts=[theirs], python=python), tmpdir, check_mode=True)
+    assert checked.get('failed') is True and 'is owned by nobody' in checked['msg']
+
+
+@pytest.mark.parametrize('case', ['makefile', 'datasets-open', 'link-inside', 'link-to-theirs', 'gnumakefile'])
+def test_what_make_reads_must_be_the_user_s_alone(as_nobody, tmpdir, case):
+    """Each way another user can change what make reads in the user's own checkout: root's Makefile, a datasets
+    directory every user can write, a symlink inside the checkout to root's copy, the checkout given as a link to
+    root's checkout, a GNUmakefile (make reads it before Makefile) of root's. Refused naming the path; make never runs."""
+    run, work, python, user = as_nobody
+    if user != 'nobody':
+        pytest.skip('another user owns a file of the checkout only when the tests run as root')
+    canaries = os.path.join(work, 'canaries')
+    os.makedirs(canaries)
+    os.chmod(canaries, 0o777)
+    canary = os.path.join(canaries, case)
+    mine, datasets = checkout(work, 'Primus')
+    their_root, their_datasets = checkout(work, 'root-Primus')
+    with open(os.path.join(their_datasets, 'Makefile'), 'w') as handle:
+        handle.write(HOSTILE_MAKEFILE.format(canary=canary))
+    _give(mine, user)
+    given, expected = mine, None
+    if case == 'makefile':
+        os.chown(os.path.join(datasets, 'Makefile'), 0, 0)
+        with open(os.path.join(datasets, 'Makefile'), 'a') as handle:
+            handle.write('X := $(shell touch %s)\n' % canary)
+        expected = '%s/Makefile is owned by root (uid 0), not by you' % datasets
+    elif case == 'datasets-open':
+        os.chmod(datasets, 0o777)
+        expected = '%s is writable by every user (mode 0777)' % datasets
+    elif case == 'link-inside':
+        megatron = os.path.join(mine, 'third_party', 'Megatron-LM')
+        shutil.rmtree(megatron)
+        os.symlink(os.path.join(their_root, 'third_party', 'Megatron-LM'), megatron)
+        os.lchown(megatron, pwd.getpwnam(user).pw_uid, -1)
+        expected = '%s is a symbolic link (made by %s): a link inside the tree can point' % (megatron, user)
+    elif case == 'link-to-theirs':
+        given = os.path.join(work, 'link-Primus')
+        os.symlink(their_root, given)
+        os.lchown(given, pwd.getpwnam(user).pw_uid, -1)
+        expected = 'The Megatron checkout %s (the real path of %s) cannot be built in by user nobody: %s is owned by ' \
+            'root (uid 0), not by you' % (their_root, given, their_root)
+    else:
+        with open(os.path.join(datasets, 'GNUmakefile'), 'w') as handle:
+            handle.write('default:\n\ttouch %s\n' % canary)
+        expected = '%s/GNUmakefile is owned by root (uid 0), not by you' % datasets
+    result = run({'checkouts': [given], 'python': python}, tmpdir)
+    assert result.get('failed') is True and result['msg'].startswith('Nothing was built. The Megatron checkout'), result
+    assert expected in result['msg'], result['msg']
+    assert not os.path.exists(canary)
+    assert helpers_files(datasets) == [] and helpers_files(their_datasets) == []
+
+
+def test_an_extension_another_user_owns_is_replaced_never_loaded(as_nobody, tmpdir):
+    """A helpers_cpp newer than helpers.cpp, root's, in the user's own checkout: loading it would run its code (here
+    a constructor that writes a canary). It is replaced by a build of the user's, never loaded."""
+    run, work, python, user = as_nobody
+    if user != 'nobody':
+        pytest.skip('another user owns the file only when the tests run as root')
+    ext = _ext(python, work)
+    canaries = os.path.join(work, 'canaries')
+    os.makedirs(canaries)
+    os.chmod(canaries, 0o777)
+    canary = os.path.join(canaries, 'loaded')
+    mine, datasets = checkout(work, 'Primus')
+    _give(mine, user)
+    source = os.path.join(work, 'planted.c')
+    with open(source, 'w') as handle:
+        handle.write('#include <stdio.h>\n__attribute__((constructor)) static void planted(void) '
+                     '{ FILE *f = fopen("%s", "w"); if (f) fclose(f); }\n' % canary)
+    planted = os.path.join(datasets, 'helpers_cpp' + ext)
+    subprocess.run(['cc', '-shared', '-fPIC', '-o', planted, source], check=True)
+    os.chown(planted, 0, 0)
+    result = run({'checkouts': [mine], 'python': python}, tmpdir)
+    entry = result['checkouts'][0]
+    assert entry['status'] == 'built', result
+    assert entry['reason'] == ('helpers_cpp%s is owned by root (uid 0), not by you: it is not loaded (that runs its '
+                               'code) but replaced' % ext)
+    assert not os.path.exists(canary), 'the planted extension was loaded'
+    assert pwd.getpwuid(os.stat(planted).st_uid).pw_name == user
 
 
 def test_removal_rules_follow_unlink_semantics(tmpdir):

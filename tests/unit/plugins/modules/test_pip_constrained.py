@@ -762,3 +762,34 @@ def test_a_dry_run_that_plans_nothing_runs_no_install(monkeypatch, venv, tmp_pat
     venv.install = lambda args: pytest.fail("pip install must not run")
     result, failed = run_module(monkeypatch, venv, tmp_path, name=["app"], forbid=["nvidia-*"])
     assert not failed and result["changed"] is False and len(venv.pip_calls()) == 1
+
+
+@pytest.mark.parametrize("option", ["-r", "-c"])
+def test_a_file_the_requirements_include_is_never_quoted(monkeypatch, venv, tmp_path, option):
+    """-r/-c of a file the task does not name (here the user's own, so it is read; /etc/shadow for root): the refusal
+    names the file, the line and what is wrong; no line of it reaches the result or the log, and pip never runs."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:$6$SECRETSALT42$hash:19000:0:99999:7:::\n")
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("einops\n%s %s\n" % (option, secret))
+    log = tmp_path / "logs" / "primus.log"
+    result, failed = run_module(monkeypatch, venv, tmp_path, requirements=str(requirements), log_path=str(log))
+    assert failed and result["failure"] == "bad_request" and result["commands"] == [], result
+    assert result["msg"].startswith("%s:1: not a valid requirement" % secret), result["msg"]
+    everything = json.dumps(result) + (log.read_text() if log.exists() else "")
+    assert "SECRETSALT42" not in everything and "root:" not in everything
+    assert venv.pip_calls() == []
+
+
+def test_a_file_of_another_user_is_not_included(monkeypatch, venv, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("a file of another user is made by root only")
+    theirs = tmp_path / "theirs.txt"
+    theirs.write_text("hunter2-secret-name\n")   # a valid requirement name: read, pip would print it
+    os.chown(str(theirs), 65534, 65534)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("-r %s\n" % theirs)
+    result, failed = run_module(monkeypatch, venv, tmp_path, requirements=str(requirements))
+    assert failed and result["failure"] == "bad_request", result
+    assert "%s:1: the file it includes, %s, is owned by " % (requirements, theirs) in result["msg"]
+    assert "hunter2" not in json.dumps(result) and venv.pip_calls() == []

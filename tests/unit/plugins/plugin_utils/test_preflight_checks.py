@@ -112,6 +112,25 @@ def test_a_foreign_build_or_cache_directory_names_its_owner_or_the_fix():
         'Nothing was created or changed.']
 
 
+def test_a_megatron_checkout_another_user_can_change_is_refused_before_anything_runs():
+    refusals = {'/srv/b/Primus': 'The Megatron checkout /srv/b/Primus cannot be built in by user u: /srv/b/Primus is '
+                                 'owned by bob (uid 1001), not by you. Fix: ...',
+                '/home/u/Primus': 'The Megatron checkout /home/u/Primus cannot be built in by user u: ...'}
+    found = problems(facts(node__megatron_checkouts=refusals))
+    assert found == [refusals['/home/u/Primus'] + ' ' + refusals['/srv/b/Primus'] + ' Nothing was created or changed.']
+    assert problems(facts(node__megatron_checkouts={})) == []
+
+
+def test_a_shared_wheel_store_another_user_owns_is_refused():
+    """Every node installs what the shared wheel store holds: it is a directory the run writes, the user's own."""
+    dirs = {'wheel_store': {'path': '/nfs/store', 'problem': 'is owned by bob (uid 1001), not by you'},
+            'state': {'path': BASE + '/state', 'problem': ''}}
+    found = problems(facts(node__written_dirs=dirs))
+    assert len(found) == 1 and found[0].startswith(
+        'The shared wheel store directory /nfs/store (primus_wheel_store_shared) is owned by bob (uid 1001), not by '
+        'you. Every directory a run writes must be a real directory of your own'), found
+
+
 def test_interpreters_primus_python_and_an_existing_venv_of_another_version():
     interpreters = {'/opt/py': {'exists': True, 'version': '3.11', 'error': ''},
                     '/bin/sh': {'exists': True, 'version': '', 'error': 'is not a Python interpreter'},
