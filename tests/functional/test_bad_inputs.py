@@ -20,6 +20,9 @@ import yaml
 
 from harness import REPO, record_timing
 
+sys.path.insert(0, os.path.join(REPO, ".collections"))
+from ansible_collections.primus.trainenv.plugins.module_utils import stage_state  # noqa: E402
+
 pytestmark = pytest.mark.functional
 
 ROOT_OWNED = os.geteuid() == 0   # as root the target is another user, so root's directories are foreign to it
@@ -230,9 +233,9 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
         "release-unknown": ({"primus_release": "v99.1", "primus_release_file": ""},
                             ["the pins file", "v99.1.yml' cannot be used: it does not exist", "ships (v26.5"]),
         "pins-release-dotdot": ({"primus_release_file": os.path.join(pins_dir, "release-dotdot.yml")},
-                                ["primus_pins.release '../../../../tmp/x' is not a release name"]),
+                                ["primus_pins.release is the string '../../../../tmp/x': not a release name"]),
         "pins-source-name": ({"primus_release_file": os.path.join(pins_dir, "source-name.yml")},
-                             ["primus_pins.sources has the entry '../x', which is not a component name"]),
+                             ["primus_pins.sources has the key '../x', which is not component names"]),
         "pins-missing": ({"primus_release_file": os.path.join(pins_dir, "none.yml")},
                          ["primus_release_file '%s' cannot be used: it does not exist" % os.path.join(pins_dir, "none.yml")]),
         "pins-not-yaml": ({"primus_release_file": os.path.join(pins_dir, "not-yaml.yml")}, ["is not valid YAML at line"]),
@@ -240,11 +243,58 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
                       ["has no top-level primus_pins mapping (it holds a list)"]),
         "pins-other-mapping": ({"primus_release_file": os.path.join(pins_dir, "other.yml")},
                                ["has no top-level primus_pins mapping (it holds a mapping of other keys)"]),
-        "pins-missing-key": ({"primus_release_file": os.path.join(pins_dir, "missing-key.yml")}, ["has no primus_pins.te."]),
+        "pins-missing-key": ({"primus_release_file": os.path.join(pins_dir, "missing-key.yml")},
+                             ["primus_pins.te is missing: expected a mapping"]),
         "pins-missing-subkey": ({"primus_release_file": os.path.join(pins_dir, "missing-subkey.yml")},
-                                ["has no primus_pins.torch.packages."]),
+                                ["primus_pins.torch.packages is missing: expected a list of requirements"]),
         "pins-wrong-type": ({"primus_release_file": os.path.join(pins_dir, "wrong-type.yml")},
-                            ["primus_pins.sources is a list, not a mapping"]),
+                            ["primus_pins.sources is a list, expected a mapping of component names"]),
+        # The release file's schema: wrong types at several depths, an unknown key, a bad version, a source without a
+        # ref, the rocSHMEM placeholder outside the base, a fix that leaves site-packages (each refused naming the key).
+        "pins-packages-string": ({"primus_release_file": os.path.join(pins_dir, "packages-string.yml")},
+                                 ["primus_pins.torch.packages is the string 'torch==2.12.0+rocm7.15.0a20260720', expected "
+                                  "a list of requirements"]),
+        "pins-unknown-key": ({"primus_release_file": os.path.join(pins_dir, "unknown-key.yml")},
+                             ["primus_pins.torch.pakages is not a key the schema knows", "did you mean packages?"]),
+        "pins-bad-version": ({"primus_release_file": os.path.join(pins_dir, "bad-version.yml")},
+                             ["primus_pins.versions.torch is the string '2.12 rocm': not a PEP 440 version"]),
+        "pins-source-no-ref": ({"primus_release_file": os.path.join(pins_dir, "source-no-ref.yml")},
+                               ["primus_pins.sources.te.ref is missing: expected a commit or branch"]),
+        "pins-flag-type": ({"primus_release_file": os.path.join(pins_dir, "flag-type.yml")},
+                           ["primus_pins.sources.aiter.build.isolation is the string 'yes', expected true or false"]),
+        "pins-repo-option": ({"primus_release_file": os.path.join(pins_dir, "repo-option.yml")},
+                             ["primus_pins.sources.turbo.repo is the string '--upload-pack=touch /tmp/PWNED': not a git "
+                              "repository URL"]),
+        "pins-placeholder-outside": ({"primus_release_file": os.path.join(pins_dir, "placeholder-outside.yml")},
+                                     ["primus_pins.turbo.rocshmem_placeholder is the string '../../outside/x': not a "
+                                      "relative path that stays inside its directory"]),
+        "pins-fix-outside": ({"primus_release_file": os.path.join(pins_dir, "fix-outside.yml")},
+                             ["primus_pins.installed_fixes[0].path is the string '../../../etc/profile': not a relative "
+                              "path"]),
+        # Releases side by side: the current link and the shared modulefiles directory
+        "current-link-in-base": ({"primus_base": d("current-link-in-base", "base"),
+                                  "primus_current_link": d("current-link-in-base", "base", "current")},
+                                 ["primus_current_link %s is inside PRIMUS_BASE" % d("current-link-in-base", "base", "current")]),
+        "current-link-dir": ({"primus_current_link": d("current-link-dir", "current")},
+                             ["primus_current_link: %s is a directory, not a link; it is never replaced"
+                              % d("current-link-dir", "current")]),
+        "current-link-no-parent": ({"primus_current_link": d("current-link-no-parent", "none", "current")},
+                                   ["its directory %s does not exist" % d("current-link-no-parent", "none")]),
+        "current-link-cmdsubst": ({"primus_current_link": d("current-link-cmdsubst", "c$(touch PWNED)")},
+                                  ["primus_current_link '", "contains '$' (U+0024)"]),
+        "modulefiles-file": ({"primus_modulefiles_dir": d("modulefiles-file", "modules")},
+                             ["primus_modulefiles_dir: %s/primus/%s is a file, not a link"
+                              % (d("modulefiles-file", "modules"), "v26.5")]),
+        # One release per base: a base whose stages recorded another release
+        "base-other-release": ({"primus_base": d("base-other-release", "envs", "primus-v26.4")},
+                               ["PRIMUS_BASE '%s' holds release v26.4 (recorded by stages venv), and this run is for "
+                                "release v26.5" % d("base-other-release", "envs", "primus-v26.4"),
+                                "-e primus_base=%s" % d("base-other-release", "envs", "primus-v26.5")]),
+        # TE's full commit given by the user
+        "te-source-ref-short": ({"primus_te_source_ref": "a07e607"},
+                                ["primus_te_source_ref 'a07e607' is not a full commit (40 lower-case hex digits)"]),
+        "te-source-ref-other": ({"primus_te_source_ref": "1" * 40},
+                                ["primus_te_source_ref '%s' does not start with the commit the release names" % ("1" * 40)]),
         "pins-fifo": ({"primus_release_file": os.path.join(pins_dir, "fifo.yml")}, ["is not a regular file (a FIFO or a device)"]),
         "pins-dir": ({"primus_release_file": pins_dir}, ["is a directory, not a pins file"]),
         "pins-relative": ({"primus_release_file": "pins.yml"}, ["primus_release_file must be an absolute path, got 'pins.yml'"]),
@@ -338,6 +388,15 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
             quote(d("megatron-open", "Primus", DATASETS)), quote(d("megatron-open", "Primus", DATASETS, "Makefile")),
             quote(d("megatron-open", "Primus", DATASETS))),
     ]
+    stamp = json.dumps(stage_state.make_stamp("venv", "v26.4", {"release": "v26.4"}, {}, "node", "2026-01-01T00:00:00Z"))
+    script += [
+        "mkdir -p %s && printf '%%s' %s > %s" % (quote(d("base-other-release", "envs", "primus-v26.4", "state")),
+                                                quote(stamp), quote(d("base-other-release", "envs", "primus-v26.4",
+                                                                      "state", "venv.json"))),
+        "mkdir -p %s" % quote(d("current-link-dir", "current")),
+        "mkdir -p %s && echo '#%%Module' > %s" % (quote(d("modulefiles-file", "modules", "primus")),
+                                                 quote(d("modulefiles-file", "modules", "primus", "v26.5"))),
+    ]
     for name in ("state", "logs", "manifest"):
         case = "%s-link" % name
         inside = d(case, "base", "state" if name != "state" else "x")
@@ -366,6 +425,16 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
     variant("missing-key.yml", lambda p: p.pop("te"))
     variant("missing-subkey.yml", lambda p: p["torch"].pop("packages"))
     variant("wrong-type.yml", lambda p: p.update(sources=["flash_attn"]))
+    variant("packages-string.yml", lambda p: p["torch"].update(packages="torch==2.12.0+rocm7.15.0a20260720"))
+    variant("unknown-key.yml", lambda p: p["torch"].update(pakages=[]))
+    variant("bad-version.yml", lambda p: p["versions"].update(torch="2.12 rocm"))
+    variant("source-no-ref.yml", lambda p: p["sources"]["te"].pop("ref"))
+    variant("flag-type.yml", lambda p: p["sources"]["aiter"]["build"].update(isolation="yes"))
+    variant("repo-option.yml", lambda p: p["sources"]["turbo"].update(repo="--upload-pack=touch /tmp/PWNED"))
+    variant("placeholder-outside.yml", lambda p: p["turbo"].update(rocshmem_placeholder="../../outside/x"))
+    variant("fix-outside.yml", lambda p: p.update(installed_fixes=[{"name": "x", "stage": "torch",
+                                                                    "path": "../../../etc/profile",
+                                                                    "before": "a", "after": "b"}]))
     for name, text in (("not-yaml.yml", "primus_pins: [unclosed\n  key: {\n"), ("list.yml", "- a\n- b\n"),
                        ("other.yml", "name: x\nversion: 1\n")):
         with open(os.path.join(pins_dir, name), "w") as handle:
