@@ -257,7 +257,8 @@ def main():
             module.fail_json(msg='cannot write the stamp %s: %s' % (path, exc), path=path)
     diff = dict(before_header=path, after_header=path, after=text,
                 before=json.dumps(previous, indent=2, sort_keys=True) + '\n' if previous else '')
-    module.exit_json(changed=True, path=path, stamp=stamp, previous=previous, fixes=fixed, diff=[diff] + fix_diffs)
+    module.exit_json(changed=True, path=path, stamp=stamp, previous=previous, fixes=fixed,
+                     diff=[diff] + fix_diffs if fix_diffs else diff)
 
 
 if __name__ == '__main__':
