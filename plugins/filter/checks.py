@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 import signal
 
 from collections.abc import Mapping
@@ -128,7 +129,13 @@ def launch_result(result, missing):
     else:
         how = 'the process exited %s %s' % (rc, where)
     error = _last(result.get('stderr_lines'))
-    return dict(verdict, status='failed', detail=how + (': ' + error if error else ''))
+    copies = [line[len('launch-copies: '):].split() for line in (result.get('stdout_lines') or [])
+              if line.startswith('launch-copies: ')]
+    cause = ('; %s installed as separate files (%s): a process that loads two copies of one LLVM-based library '
+             'registers its options twice and aborts - a release links them (installed_fixes); re-run the playbook to '
+             'apply its fixes again' % (', '.join(sorted(set(os.path.basename(c[0]) for c in copies))),
+                                        '; '.join(', '.join(c) for c in copies))) if copies else ''
+    return dict(verdict, status='failed', detail=how + (': ' + error if error else '') + cause)
 
 
 class FilterModule(object):

@@ -83,3 +83,30 @@ def test_check_processes_of_a_runner_that_failed():
     assert sorted(failed) == ['env_sh', 'launch']
     assert failed['launch']['rc'] == 1 and failed['launch']['stderr_lines'] == ['the checks could not be run: ImportError: no json']
     assert check_processes({'rc': 0, 'stdout': '[]'}, ['env_sh'])['env_sh']['stderr'] == 'the checks command did not run it'
+
+
+def test_a_crash_names_the_library_installed_twice():
+    crashed = {'rc': -6, 'stdout_lines': ['launch-copies: _rocm_sdk_core/lib/libamd_comgr.so.3 '
+                                          '_rocm_sdk_devel/lib/libamd_comgr.so.3', 'launch: torch'],
+               'stderr_lines': ['LLVM ERROR: inconsistency in registered CommandLine options']}
+    detail = launch_result(crashed, [])['detail']
+    assert detail.startswith('the process was killed by SIGABRT (exit status -6) while importing torch: LLVM ERROR')
+    assert ('; libamd_comgr.so.3 installed as separate files (_rocm_sdk_core/lib/libamd_comgr.so.3, '
+            '_rocm_sdk_devel/lib/libamd_comgr.so.3)') in detail
+    # Copies that did not crash anything are not blamed.
+    fine = dict(crashed, rc=0, stdout_lines=crashed['stdout_lines'] + ['launch: the stack imports in one process'])
+    assert launch_result(fine, [])['detail'] == 'the stack imports in one process'
+
+
+def test_the_launch_code_reports_separate_copies_and_not_linked_ones(tmp_path):
+    site = tmp_path / 'site'
+    for top in ('_rocm_sdk_core', '_rocm_sdk_devel'):
+        (site / top / 'lib').mkdir(parents=True)
+    (site / '_rocm_sdk_devel' / 'lib' / 'libamd_comgr.so.3').write_text('devel')
+    (site / '_rocm_sdk_core' / 'lib' / 'libamd_comgr.so.3').write_text('core')
+    (site / '_rocm_sdk_devel' / 'lib' / 'libhsa.so.1').write_text('one')
+    os.symlink('../../_rocm_sdk_devel/lib/libhsa.so.1', str(site / '_rocm_sdk_core' / 'lib' / 'libhsa.so.1'))
+    code = VARS['verify_launch_code'].split('step("torch")')[0]
+    code = code.replace('sysconfig.get_paths()["purelib"]', repr(str(site)))
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ['launch-copies: _rocm_sdk_core/lib/libamd_comgr.so.3 _rocm_sdk_devel/lib/libamd_comgr.so.3']
