@@ -25,6 +25,15 @@ def run_record(run, status, started, ended, failed=None, check_mode=False, insta
     return fleet_report.run_record(run, status, started, ended, failed, check_mode, installed, host)
 
 
+def host_facts(hosts, hostvars, name):
+    """{host: its fact called name, or None} of each host: a host of a later serial batch has none yet."""
+    out = {}
+    for host in hosts:
+        facts = hostvars[host] if host in hostvars else {}
+        out[host] = facts[name] if name in facts else None
+    return out
+
+
 def run_summary(records, batch=None, generated=''):
     """The run's summary over every host."""
     return fleet_report.run_summary(records, batch, generated)
@@ -51,6 +60,7 @@ class FilterModule(object):
 
     def filters(self):
         return {
+            'host_facts': host_facts,
             'run_failure': run_failure,
             'run_record': run_record,
             'run_summary': run_summary,

@@ -5,6 +5,7 @@ change nothing - the digest of its base's nearest existing directory is the same
 and leave the target's interpreters untouched.
 """
 import copy
+import difflib
 import hashlib
 import json
 import os
@@ -389,13 +390,13 @@ def matrix(playbook, target, world, python310, python312, shared_dir):
             quote(d("megatron-open", "Primus", DATASETS))),
     ]
     stamp = json.dumps(stage_state.make_stamp("venv", "v26.4", {"release": "v26.4"}, {}, "node", "2026-01-01T00:00:00Z"))
+    other_state = d("base-other-release", "envs", "primus-v26.4", "state")
+    modules = d("modulefiles-file", "modules", "primus")
     script += [
-        "mkdir -p %s && printf '%%s' %s > %s" % (quote(d("base-other-release", "envs", "primus-v26.4", "state")),
-                                                quote(stamp), quote(d("base-other-release", "envs", "primus-v26.4",
-                                                                      "state", "venv.json"))),
+        "mkdir -p %s && printf '%%s' %s > %s"
+        % (quote(other_state), quote(stamp), quote(os.path.join(other_state, "venv.json"))),
         "mkdir -p %s" % quote(d("current-link-dir", "current")),
-        "mkdir -p %s && echo '#%%Module' > %s" % (quote(d("modulefiles-file", "modules", "primus")),
-                                                 quote(d("modulefiles-file", "modules", "primus", "v26.5"))),
+        "mkdir -p %s && echo '#%%Module' > %s" % (quote(modules), quote(os.path.join(modules, "v26.5"))),
     ]
     for name in ("state", "logs", "manifest"):
         case = "%s-link" % name
@@ -575,7 +576,7 @@ README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 
 
 def table_text(rows):
-    lines = [TABLE_BEGIN, "", "| Case | Input | Message (its start; `<dir>` is the case's directory, `N` a position in it) |",
+    lines = [TABLE_BEGIN, "", "| Case | Input | Message (its start; `<dir>` is the case's directory, `N` a position in it, `<commit>` a commit of the simulated world) |",
              "|---|---|---|"]
     for name, given, message in rows:
         lines.append("| `%s` | %s | %s |" % (name, cell(given, 90), cell(message, 300)))
@@ -594,6 +595,9 @@ def shown(value, names):
         text = text.replace(path, name)
     # What depends on this run's paths and on what else is in the user's home: the table stays the same run to run.
     text = re.sub(r" at position \d+", " at position N", text)
+    # The world's commits and its server's port are made anew by each world build.
+    text = re.sub(r"\b[0-9a-f]{40}\b", "<commit>", text)
+    text = re.sub(r"http://127\.0\.0\.1:\d+", "http://<world>", text)
     text = re.sub(r" is \d+ characters long", " is N characters long", text)
     return re.sub(r"(not a base of primus\.trainenv \(it has no state/ directory and holds ).*?(, which a run)", "\\1\u2026\\2",
                   text)
@@ -614,13 +618,16 @@ def test_the_readme_table_is_this_run_s(matrix):
     with open(README) as handle:
         readme = handle.read()
     start, end = readme.find(TABLE_BEGIN), readme.find(TABLE_END)
-    assert start >= 0 and end > start, "README.md has no bad-input table markers"
+    assert start >= 0 and end > start, "docs/reliability.md has no bad-input table markers"
     current = readme[start:end + len(TABLE_END)]
     if os.environ.get("PRIMUS_WRITE_README") == "1":
         with open(README, "w") as handle:
             handle.write(readme[:start] + text + readme[end + len(TABLE_END):])
         return
-    assert current == text, "README.md's bad-input table is not this run's: rerun with PRIMUS_WRITE_README=1"
+    changed = [line for line in difflib.unified_diff(current.splitlines(), text.splitlines(), lineterm="", n=0)
+               if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert current == text, ("docs/reliability.md's bad-input table is not this run's (rerun with PRIMUS_WRITE_README=1):\n"
+                             + "\n".join(changed[:20]))
 
 
 def test_a_non_utf8_byte_in_primus_base_is_named_not_a_codec_traceback(playbook, target):

@@ -98,6 +98,19 @@ def test_a_converged_fleet_reports_with_verify_alone_changing_nothing_also_in_ch
         assert manifest["distributions"]["torch"].startswith("2.12.0+rocm")
 
 
+def test_serial_batches_report_every_host_so_far_and_the_last_batch_all(fleet, playbook):
+    # One host per batch: the report of the first batch runs while the later hosts have no record yet.
+    run = playbook("verify", hosts=fleet["hosts"], args=fleet["args"] + ("-e", "primus_serial=1"))
+    assert run.rc == 0, run
+    reports = [r for r in run.results if r["task"].endswith("Write the run summary, the manifests and the drift report "
+                                                                "on the controller")]
+    assert [r["status"] for r in reports] == ["ok"] * 3, [(r["host"], r["status"]) for r in reports]
+    assert "not run yet (a later serial batch)" in run.stdout, run.stdout[-3000:]
+    summary = read(os.path.join(fleet["report"], "summary.json"))
+    assert sorted(summary["hosts"]) == sorted(fleet["hosts"])
+    assert all(record["result"] == "ok" for record in summary["hosts"].values()), summary["hosts"]
+
+
 def test_the_drift_is_the_arch_and_what_follows_from_it_only(fleet):
     drift = read(os.path.join(fleet["report"], "drift.json"))
     assert drift["hosts"] == sorted(fleet["hosts"]) and drift["no_manifest"] == [] and drift["errors"] == []

@@ -20,8 +20,13 @@ import time
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-from harness import REPO, record_timing
+from harness import REPO, installed, installed_from_indexes, record_timing
+
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from world.lib import packages, stages  # noqa: E402
 
 pytestmark = pytest.mark.functional
 
@@ -36,7 +41,8 @@ def site(base):
 
 
 def build_ids(base):
-    """{world component name: build id} of every compiled wheel installed in the base (the world's records)."""
+    """{world component (canonical name): build id} of every compiled wheel installed in the base (the world's
+    records, one world_build.json per package directory)."""
     out = {}
     top = site(base)
     for name in sorted(os.listdir(top)):
@@ -44,7 +50,7 @@ def build_ids(base):
         if os.path.isfile(record):
             with open(record) as handle:
                 data = json.load(handle)
-            out[data["build"]["name"] if "name" in data["build"] else name] = data["build"]["id"]
+            out[canonicalize_name(data["component"])] = data["build"]["id"]
     return out
 
 
@@ -77,6 +83,11 @@ def fingerprint(base):
                     with open(full, "rb") as handle:
                         digest.update(hashlib.sha256(handle.read()).digest())
     return digest.hexdigest()
+
+
+def read_json(path):
+    with open(path) as handle:
+        return json.load(handle)
 
 
 def log_size(world):
@@ -121,10 +132,18 @@ def run_release(playbook, lab, release, base=None, **kwargs):
 
 @pytest.fixture(scope="module")
 def old(playbook, lab):
+    """v26.5, every default stage on an empty base of the MI300X host (gfx942), as a user's first converge; its run
+    summary, drift report and manifest as that run wrote them (the later runs write the same report directory)."""
     run = run_release(playbook, lab, OLD)
     record_timing("release %s on an empty base, every default stage, empty cache" % OLD, run.seconds)
-    assert run.rc == 0, run
-    return {"run": run, "fingerprint": fingerprint(lab["base"][OLD]), "ids": build_ids(lab["base"][OLD])}
+    if run.rc != 0:
+        pytest.fail(repr(run), pytrace=False)
+    report = lab["common"]["primus_report_dir"]
+    summary = read_json(os.path.join(report, "summary.json"))
+    (host, _record), = summary["hosts"].items()
+    return {"run": run, "fingerprint": fingerprint(lab["base"][OLD]), "ids": build_ids(lab["base"][OLD]),
+            "summary": summary, "drift": read_json(os.path.join(report, "drift.json")),
+            "manifest": read_json(os.path.join(report, "manifests", host + ".json"))}
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +156,69 @@ def new(playbook, lab, old, world):
     again = run_release(playbook, lab, NEW)
     return {"run": run, "requests": requests_since(world, offset), "again": again,
             "again_requests": requests_since(world, again_offset), "ids": build_ids(lab["base"][NEW])}
+
+
+# --------------------------------------------------------------------------- v26.5 against the real PyPI
+# tests/world/pypi-snapshot.json records, per release, each pip call of a converge resolved against pypi.org on top of
+# what the calls before it installed (tests/world/snapshot_metadata.py, "stages"): a real node's outcome. There,
+# pydeps' datasets==3.6.0 holds through Primus's requirements: megatron-energon==7.3.2 brings s3fs at the fsspec datasets
+# 3.6.0 allows (2025.3.0), aiobotocore 2.26.0, and takes wrapt back to 1.17.3. The v26.5 base converged here by the
+# real playbook, pip and git on the world must end with exactly those versions, its turbo stage with Primus-Turbo's
+# real requirements.txt (edc8d2cc), and verify and the drift report (which holds the host to pydeps' datasets==3.6.0:
+# it is not among the release's drift_superseded pins) must pass.
+
+def expected_state(node_archs):
+    """({name: version} a real node has from the indexes after the default stages, {name: version} of the rest) from
+    the snapshot's stages up to cleanup. The rest is what the node builds or clones itself: the source builds, the git
+    requirements and pydeps' build_from_sdist wheels (installed from files: they carry a direct_url.json). Device
+    wheels of the node's archs only (the snapshot resolves every arch of the pins)."""
+    recorded = packages.load_snapshot()["stages"][OLD]
+    state = stages.final_state(recorded, upto="cleanup")
+    pins = yaml.safe_load(open(os.path.join(REPO, "roles", "primus", "vars", "releases", OLD + ".yml")))
+    own = set(canonicalize_name(world["name"]) for _stage, world in stages.SOURCE_BUILDS)
+    own |= set(canonicalize_name(name) for name, _version in stages.GIT_STAND_INS.values())
+    own |= set(canonicalize_name(pin.split("==")[0]) for pin in pins["primus_pins"]["pydeps"]["build_from_sdist"])
+    state = dict((canonicalize_name(n), v) for n, v in state.items()
+                 if "-device-" not in n or n.rsplit("-", 1)[-1] in node_archs)
+    indexes = dict((n, v) for n, v in state.items() if n not in own)
+    indexes["pip"] = pins["primus_pins"]["venv"]["bootstrap"][0].split("==")[1]  # the venv's own pip, not a step's
+    return indexes, dict((n, v) for n, v in state.items() if n in own)
+
+
+def test_v26_5_ends_with_what_real_pypi_gave_the_same_stages(old, lab, target):
+    base = lab["base"][OLD]
+    node = dict(installed_from_indexes(base))
+    assert len(node) == len(installed_from_indexes(base))  # one version per name
+    expected, built = expected_state(["gfx942"])
+    assert dict((n, (node.get(n), expected.get(n))) for n in set(node) | set(expected)
+                if node.get(n) != expected.get(n)) == {}
+    # what the node built: the sdist-only pin at its version; the source builds and git requirements by name (the
+    # world's builds carry their commit in the version: TE's 2.15.0.dev0+<commit>, mlperf_logging's of its tag)
+    everything = installed(target, base)
+    assert set(built) <= set(everything) and not set(built) & set(node), sorted(set(built) - set(everything))
+    assert everything["tensorstore"] == built["tensorstore"] == "0.1.45"
+    # the outcome that differs from each group resolved alone: pydeps' datasets holds, Primus's energon adapts to it
+    assert (node["datasets"], node["s3fs"], node["fsspec"]) == ("3.6.0", "2025.3.0", "2025.3.0")
+    assert (node["aiobotocore"], node["multidict"], node["wrapt"]) == ("2.26.0", "6.9.1", "1.17.3")
+    # turbo installed Primus-Turbo's real requirements.txt
+    assert (node["pre-commit"], node["ruff"], node["clang-format"]) == ("4.5.1", "0.15.12", "20.1.6")
+    for name in ("twine", "pytest-xdist", "pytest-timeout", "setuptools-scm", "expecttest", "build"):
+        assert name in node, name
+    assert node["setuptools"] == "75.1.0"   # requirements_skip: Turbo's setuptools==69.5.1 left out
+    assert node["flydsl"] == "0.2.4"
+
+
+def test_v26_5_verify_and_the_drift_report_pass_with_datasets_held_to_its_pin(old):
+    (record,) = old["summary"]["hosts"].values()
+    statuses = dict((e["stage"], e["status"]) for e in record["stages"])
+    assert record["result"] == "ok" and statuses["verify"] == "ran" and statuses["primus"] == "built", record
+    drift = old["drift"]
+    assert drift["errors"] == [] and drift["drift"] == [] and drift["no_manifest"] == []
+    assert old["manifest"]["distributions"]["datasets"] == "3.6.0"
+    pins = yaml.safe_load(open(os.path.join(REPO, "roles", "primus", "vars", "releases", OLD + ".yml")))
+    assert "datasets" not in pins["primus_pins"]["drift_superseded"] and "datasets==3.6.0" in \
+        pins["primus_pins"]["pydeps"]["packages"]
+    assert "drift: " in old["run"].stdout
 
 
 # --------------------------------------------------------------------------- v26.5.1 on its own
@@ -212,8 +294,8 @@ def test_a_reinstalled_comgr_is_planned_exactly_restored_and_caught_by_verify(pl
 def test_te_source_mode_without_the_full_commit_stops_before_any_download(playbook, lab, world, target, new):
     base = os.path.join(lab["envs"], "primus-te-source")
     offset = log_size(world)
-    run = run_release(playbook, lab, NEW, base=base, tags="te", extra={"primus_te_mode": "source",
-                                                                        "primus_te_source_ref": ""})
+    run = run_release(playbook, lab, NEW, base=base, tags="te",
+                      extra={"primus_te_mode": "source", "primus_te_source_ref": ""})
     assert run.rc != 0
     message = run.task("Stop - TE source mode needs the full commit")["result"]["msg"]
     assert "names only the abbreviated TE commit" in message and "Nothing was downloaded or built" in message
@@ -225,25 +307,27 @@ def test_te_source_mode_without_the_full_commit_stops_before_any_download(playbo
 # --------------------------------------------------------------------------- side by side
 
 def test_only_the_components_whose_build_key_changed_are_compiled_again(old, new, lab):
+    """Per compiled component, its build key in each base's stage record (pydeps: one per sdist it builds; a source
+    stage: the stage's key) decides: the same key - the same wheel, its build id in the world's record unchanged;
+    another key - compiled again, a new build id."""
+    with open(lab["pins"][OLD]) as handle:
+        sources = yaml.safe_load(handle)["primus_pins"]["sources"]
     old_stamps, new_stamps = stamps(lab["base"][OLD]), stamps(lab["base"][NEW])
-    same, changed = [], []
-    for stage in sorted(set(old_stamps) & set(new_stamps)):
-        builds = (old_stamps[stage]["key"].get("wheel_builds") or {}) if stage == "pydeps" else None
-        if builds is not None:
-            for name, key in builds.items():
-                other = new_stamps[stage]["key"]["wheel_builds"].get(name)
-                (same if other == key else changed).append(name)
-        elif "component" in old_stamps[stage]["key"] and old_stamps[stage]["key"].get("archs") is not None:
-            if not new_stamps[stage]["outputs"].get("distributions"):
-                continue   # a checkout only (primus): nothing is compiled
-            (same if old_stamps[stage]["key_id"] == new_stamps[stage]["key_id"] else changed).append(stage)
-    assert same, "no build key agrees between the releases: %s" % changed
+    keys = {}   # component: (old key, new key)
+    for name, key in (old_stamps["pydeps"]["key"].get("wheel_builds") or {}).items():
+        keys[canonicalize_name(Requirement(name).name)] = (
+            key, new_stamps["pydeps"]["key"]["wheel_builds"].get(name))
+    for stage, source in sources.items():
+        distribution = (source.get("build") or {}).get("distribution")
+        if distribution and stage in old_stamps and stage in new_stamps:
+            keys[canonicalize_name(distribution)] = (old_stamps[stage]["key_id"], new_stamps[stage]["key_id"])
     old_ids, new_ids = old["ids"], new["ids"]
-    for name in same:
-        matching = [k for k in new_ids if k.replace("-", "_").startswith(name.replace("-", "_"))]
-        assert matching and all(new_ids[k] == old_ids.get(k) for k in matching), (name, matching)
-    compiled_again = sorted(k for k in new_ids if new_ids[k] != old_ids.get(k))
-    assert len(compiled_again) == len(changed), (compiled_again, changed)
+    assert sorted(old_ids) == sorted(keys) == sorted(new_ids), (sorted(old_ids), sorted(keys), sorted(new_ids))
+    same = sorted(name for name, (before, after) in keys.items() if before == after)
+    changed = sorted(name for name in keys if name not in same)
+    assert same and changed, (same, changed)
+    assert sorted(name for name in new_ids if new_ids[name] == old_ids[name]) == same
+    assert sorted(name for name in new_ids if new_ids[name] != old_ids[name]) == changed
     wheels = new["run"].task("Record what each stage did on this host")["result"]["ansible_facts"]["report_host"]["wheels"]
     assert wheels["compiled"] == len(changed) and wheels["cache"] == len(same), (wheels, same, changed)
 
@@ -361,8 +445,10 @@ def test_relock_moves_v26_5_to_the_second_nightly_and_that_file_converges(playbo
     os.chmod(str(out), 0o644)
     os.chmod(str(tmp_path), 0o755)
     base = os.path.join(lab["envs"], "primus-relocked")
-    run = playbook(None, base, extra=dict(lab["common"], primus_release_file=str(out), primus_current_link=""))
-    record_timing("v26.5 re-locked to the second nightly, every default stage, the shared wheel cache", run.seconds)
+    # The stages the nightly changes first; the others follow as in any release's run.
+    run = playbook("venv,torch,manifest", base, extra=dict(lab["common"], primus_release_file=str(out),
+                                                           primus_current_link="", primus_modulefiles_dir=""))
+    record_timing("v26.5 re-locked to the second nightly, venv,torch,manifest", run.seconds)
     assert run.rc == 0, run
     versions = json.loads(open(os.path.join(base, "manifest", "manifest.json")).read())["distributions"]
     assert versions["torch"] == "2.12.0+rocm7.15.0a20260727" and versions["rocm-sdk-devel"] == "7.15.0a20260727"

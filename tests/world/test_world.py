@@ -661,8 +661,8 @@ def sdk_venv(served, tmp_path_factory):
     archs = pins["torch"]["device_archs"]
     v = Venv(tmp_path_factory.mktemp("sdk") / "venv", served)
     v.pip("install", "--quiet", *(pins["venv"]["bootstrap"] + pins["venv"]["packages"]))
-    v.pip("install", "--quiet", "--pre", *(pins["torch"]["sdk_packages"] +
-                                            _arch_reqs(pins["torch"]["sdk_device_packages"], archs)), index="torch")
+    sdk = pins["torch"]["sdk_packages"] + _arch_reqs(pins["torch"]["sdk_device_packages"], archs)
+    v.pip("install", "--quiet", "--pre", *sdk, index="torch")
     v.pip("install", "--quiet", *pins["torch"]["pre_packages"])
     v.pip("install", "--quiet", "--pre", *(pins["torch"]["packages"] + _arch_reqs(pins["torch"]["device_packages"], archs)),
           index="torch")

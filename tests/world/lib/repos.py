@@ -83,8 +83,8 @@ CUTLASS = _leaf("cutlass", {"include/cutlass/cutlass.h": "#pragma once\n#define 
 AUTOMODEL = _leaf("Automodel", {"nemo_automodel/__init__.py": '__version__ = "0.1.0"\n'})
 # AI-Hypercomputer/maxtext, a submodule of Primus (third_party/maxtext) that Primus v26.5.1 moves.
 MAXTEXT = Repo("maxtext", "main", [
-    Commit("v26.5", "main", "Initial import", files={"README.md": README % "AI-Hypercomputer/maxtext",
-                                                      "src/MaxText/__init__.py": '__version__ = "0.1.0"\n'}),
+    Commit("v26.5", "main", "Initial import",
+           files={"README.md": README % "AI-Hypercomputer/maxtext", "src/MaxText/__init__.py": '__version__ = "0.1.0"\n'}),
     Commit("v26.5.1", "main", "Update MaxText for Primus v26.5.1", parent="v26.5",
            files={"src/MaxText/__init__.py": '__version__ = "0.1.1"\n'}),
 ])
