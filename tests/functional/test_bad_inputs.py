@@ -576,8 +576,8 @@ README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 
 
 def table_text(rows):
-    lines = [TABLE_BEGIN, "", "| Case | Input | Message (its start; `<dir>` is the case's directory, `N` a position in it, `<commit>` a commit of the simulated world) |",
-             "|---|---|---|"]
+    lines = [TABLE_BEGIN, "", "| Case | Input | Message (its start; `<dir>` is the case's directory, `N` a position in it, "
+             "`<commit>` a commit of the simulated world) |", "|---|---|---|"]
     for name, given, message in rows:
         lines.append("| `%s` | %s | %s |" % (name, cell(given, 90), cell(message, 300)))
     return "\n".join(lines + ["", TABLE_END])

@@ -102,8 +102,8 @@ def test_serial_batches_report_every_host_so_far_and_the_last_batch_all(fleet, p
     # One host per batch: the report of the first batch runs while the later hosts have no record yet.
     run = playbook("verify", hosts=fleet["hosts"], args=fleet["args"] + ("-e", "primus_serial=1"))
     assert run.rc == 0, run
-    reports = [r for r in run.results if r["task"].endswith("Write the run summary, the manifests and the drift report "
-                                                                "on the controller")]
+    summary_task = "Write the run summary, the manifests and the drift report on the controller"
+    reports = [r for r in run.results if r["task"].endswith(summary_task)]
     assert [r["status"] for r in reports] == ["ok"] * 3, [(r["host"], r["status"]) for r in reports]
     assert "not run yet (a later serial batch)" in run.stdout, run.stdout[-3000:]
     summary = read(os.path.join(fleet["report"], "summary.json"))
