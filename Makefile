@@ -154,7 +154,7 @@ FUNCTIONAL_WORKERS ?= 2
 functional: prerequisites $(VENV)/.test $(VENV310)/.controller
 	mkdir -p $(OUT)
 	rm -f $(OUT)/timings.txt
-	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup \
+	$(PYTHON) -m pytest tests/functional -q -m functional -n $(FUNCTIONAL_WORKERS) --dist loadgroup --no-loadscope-reorder \
 	  --junitxml=$(OUT)/functional.xml
 
 # The release lock, preflight's index probe, the re-lock helper and site mirrors alone (docs/offline.md,

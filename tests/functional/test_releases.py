@@ -134,7 +134,7 @@ def run_release(playbook, lab, release, base=None, **kwargs):
     extra = dict(lab["common"], primus_release_file=lab["pins"][release], **lab["release_vars"][release])
     extra.update(kwargs.pop("extra", {}))
     run = playbook(kwargs.pop("tags", None), base or lab["base"][release], extra=extra, **kwargs)
-    if os.environ.get("PRIMUS_TEST_DEBUG_DIR"):
+    if os.environ.get("PRIMUS_TEST_DEBUG_DIR") and hasattr(run, "output"):
         with open(os.path.join(os.environ["PRIMUS_TEST_DEBUG_DIR"], "run-%d.log" % int(time.time() * 1000)), "w") as out:
             out.write(run.output)
     return run
