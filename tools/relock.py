@@ -22,6 +22,10 @@ for the same ROCm line and a nightly date no later than the chosen one, whose co
 says that there is none. `--te` writes it (te.wheel, versions.transformer_engine, and sources.te at the commit its
 label names: abbreviated, ref_kind short_commit).
 
+A release file of the collection at the new nightly or an earlier one on the same line that fixes files the SDK
+installs (installed_fixes: upstream's v26.5.1 links comgr's second copy for its nightly) gives its fixes to a new file
+that has none, and the report names them; `--no-fixes` leaves them out.
+
 `--resolve-commits` completes every abbreviated commit of the pins (sources.<name>.ref_kind short_commit) from its
 repository (a blob-less bare clone, then git rev-parse) and writes the full commit with ref_kind commit; an
 abbreviation that is not found or not unique is an error. It runs after the nightly move, or alone with
@@ -33,6 +37,7 @@ one, and nothing else was asked), 1 when no date is complete or a commit cannot 
 """
 import argparse
 import concurrent.futures
+import glob
 import os
 import re
 import shutil
@@ -60,6 +65,8 @@ SDIST = re.compile(r"^(?P<name>.+?)-(?P<version>\d[^-]*)\.tar\.gz$")
 TE_LABEL = re.compile(r"\+rocm(\d+(?:\.\d+)*)a(20\d{6})\.([0-9a-f]{7,40})$")
 LINE = re.compile(r"(\d+(?:\.\d+)*)a(20\d{6})")
 TIMEOUT = 30
+# The collection's release files: the fixes to installed files each release's nightly needs (installed_fixes).
+RELEASES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "roles", "primus", "vars", "releases")
 
 
 def fits_cp312(tags):
@@ -275,6 +282,37 @@ def move_nightly(text, pins, index, archs, out=print):
                      "that still has them (docs/offline.md, \"When the nightly disappears\")")
 
 
+def known_fixes(line, date, releases_dir=RELEASES):
+    """(release, its nightly date, its installed_fixes) of the newest release file in releases_dir on the ROCm line
+    whose nightly is no later than date and that fixes installed files, or None: an SDK at a later nightly has the
+    files an earlier one's fixes were made for, until a release file says otherwise."""
+    import yaml
+    best = None
+    for path in sorted(glob.glob(os.path.join(releases_dir, "*.yml"))):
+        with open(path) as handle:
+            pins = (yaml.safe_load(handle) or {}).get("primus_pins") or {}
+        fixes = pins.get("installed_fixes") or []
+        their_line, their_date = nightly(str((pins.get("versions") or {}).get("rocm_sdk", "")))
+        if fixes and their_date and their_line == line and their_date <= date and (best is None or their_date > best[1]):
+            best = (str(pins.get("release") or os.path.basename(path)[:-4]), their_date, fixes)
+    return best
+
+
+def add_fixes(text, fixes):
+    """The pins text with an installed_fixes list appended to primus_pins (the file's last block); ValueError when
+    the text's layout does not take it there."""
+    import yaml
+    block = yaml.safe_dump(fixes, default_flow_style=False, sort_keys=False, width=1000)
+    new = text.rstrip("\n") + "\n  installed_fixes:\n" + "".join("    " + line + "\n" for line in block.splitlines())
+    try:
+        parsed = ((yaml.safe_load(new) or {}).get("primus_pins") or {}).get("installed_fixes")
+    except yaml.YAMLError:
+        parsed = None
+    if parsed != fixes:
+        raise ValueError("primus_pins is not the last block of the file with two-space indentation")
+    return new
+
+
 def main(argv=None):
     import yaml  # the controller's (ansible-core requires PyYAML)
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -287,6 +325,10 @@ def main(argv=None):
     parser.add_argument("--resolve-commits", action="store_true",
                         help="complete every abbreviated commit (ref_kind short_commit) from its repository")
     parser.add_argument("--no-nightly", action="store_true", help="keep the nightly (with --resolve-commits)")
+    parser.add_argument("--no-fixes", action="store_true",
+                        help="do not add the installed_fixes a release file of the new nightly or an earlier one has")
+    parser.add_argument("--releases-dir", default=RELEASES, help="the release files whose installed_fixes are taken "
+                        "(default: the collection's, roles/primus/vars/releases)")
     args = parser.parse_args(argv)
     with open(args.pins) as handle:
         text = handle.read()
@@ -304,6 +346,18 @@ def main(argv=None):
         else:
             new_text, status, date = moved, 0, code
             print("nightly %s -> %s" % (nightly(str(pins["versions"]["rocm_sdk"]))[1], date))
+    if status == 0 and not args.no_fixes and not pins.get("installed_fixes"):
+        found = known_fixes(line, date, args.releases_dir)
+        if found:
+            release, their_date, fixes = found
+            try:
+                new_text = add_fixes(new_text, fixes)
+            except ValueError as exc:
+                print("installed fixes: cannot add those of release %s: %s; add its installed_fixes by hand, or "
+                      "--no-fixes" % (release, exc), file=sys.stderr)
+                return 1
+            print("installed fixes: %s, from release %s (nightly %s, no later than %s); --no-fixes leaves them out"
+                  % (", ".join(str(f.get("name")) for f in fixes), release, their_date, date))
     te_index = args.te_index or pins["indexes"]["te"]
     try:
         glue, core = fetch(te_index, TE_GLUE), fetch(te_index, TE_CORE)

@@ -448,7 +448,7 @@ def test_retiring_removes_exactly_the_old_base_and_refuses_what_must_stay(playbo
 
 # --------------------------------------------------------------------------- the other way to a newer nightly
 
-def test_relock_moves_v26_5_to_the_second_nightly_and_that_file_converges(playbook, lab, new, world, target, tmp_path):
+def test_relock_moves_v26_5_to_the_second_nightly_and_that_file_converges(playbook, lab, world, target, tmp_path):
     out = tmp_path / "v26.5-relocked.yml"
     proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "relock.py"), "--pins", lab["pins"][OLD],
                            "--out", str(out)], capture_output=True, text=True, check=False,
@@ -456,8 +456,11 @@ def test_relock_moves_v26_5_to_the_second_nightly_and_that_file_converges(playbo
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "20260727 complete" in proc.stdout and re.search(r"20260805 incomplete", proc.stdout), proc.stdout
     assert "TE: proposed 2.15.0.dev0+rocm7.15.0a20260724.2a26bf8" in proc.stdout, proc.stdout
+    # That nightly's SDK ships comgr twice: the fixes of v26.5.1 (the release file of that nightly) come along.
+    assert "installed fixes: comgr_single_copy, rocprofv3_library_ctor, from release v26.5.1" in proc.stdout, proc.stdout
     pins = yaml.safe_load(out.read_text())["primus_pins"]
     assert pins["versions"]["torch"] == "2.12.0+rocm7.15.0a20260727" and pins["versions"]["rocm_sdk"] == "7.15.0a20260727"
+    assert [f["name"] for f in pins["installed_fixes"]] == ["comgr_single_copy", "rocprofv3_library_ctor"]
     os.chmod(str(out), 0o644)
     os.chmod(str(tmp_path), 0o755)
     base = os.path.join(lab["envs"], "primus-relocked")

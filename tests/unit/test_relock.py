@@ -75,6 +75,13 @@ def test_picks_the_complete_later_date_and_explains_the_incomplete_one(tmp_path)
     with open(PINS) as handle:
         old_text = handle.read()
     new_text = out.read_text()
+    # v26.5.1's fixes to installed files (its nightly 20260727 is no later than 20260810) come along, appended
+    assert "installed fixes: comgr_single_copy, rocprofv3_library_ctor, from release v26.5.1 (nightly 20260727" in report
+    with open(os.path.join(os.path.dirname(PINS), "v26.5.1.yml")) as handle:
+        fixes = yaml.safe_load(handle)["primus_pins"]["installed_fixes"]
+    appended = new_text[len(new_text.split("\n  installed_fixes:\n")[0]):]
+    assert yaml.safe_load(new_text)["primus_pins"]["installed_fixes"] == fixes
+    new_text = new_text[:len(new_text) - len(appended)] + "\n"
     old, new = yaml.safe_load(old_text)["primus_pins"], yaml.safe_load(new_text)["primus_pins"]
     assert new["versions"] == dict(old["versions"], torch="2.13.0+rocm7.15.0a20260810",
                                    torchvision="0.28.0+rocm7.15.0a20260810", torchaudio="2.11.0+rocm7.15.0a20260810",
@@ -239,3 +246,33 @@ def test_an_abbreviated_commit_the_repository_does_not_have_is_an_error(tmp_path
         relock.resolve_commit("file://%s/none" % tmp_path, "1234567")
     with pytest.raises(ValueError, match="is not a repository and an abbreviated commit"):
         relock.resolve_commit("--upload-pack=touch /tmp/x", "1234567")
+
+
+def test_fixes_come_only_from_a_release_no_later_than_the_new_nightly_and_not_with_no_fixes(tmp_path):
+    wheels = nightly_set("20260720") + nightly_set("20260724")
+    with world_index(tmp_path, wheels) as index:
+        proc, out = run(tmp_path, index)            # v26.5.1's nightly (20260727) is later than 20260724
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "installed fixes" not in proc.stdout
+        assert "installed_fixes" not in yaml.safe_load(out.read_text())["primus_pins"]
+        releases = tmp_path / "releases"
+        releases.mkdir()
+        with open(os.path.join(os.path.dirname(PINS), "v26.5.1.yml")) as handle:
+            other = yaml.safe_load(handle)
+        other["primus_pins"]["versions"]["rocm_sdk"] = "7.15.0a20260722"
+        (releases / "v26.5.1.yml").write_text(yaml.safe_dump(other))
+        proc, out = run(tmp_path, index, "--releases-dir", str(releases))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "from release v26.5.1 (nightly 20260722, no later than 20260724)" in proc.stdout
+        assert yaml.safe_load(out.read_text())["primus_pins"]["installed_fixes"] == other["primus_pins"]["installed_fixes"]
+        proc, out = run(tmp_path, index, "--releases-dir", str(releases), "--no-fixes")
+        assert proc.returncode == 0 and "installed fixes" not in proc.stdout
+        assert "installed_fixes" not in yaml.safe_load(out.read_text())["primus_pins"]
+
+
+def test_add_fixes_refuses_a_layout_it_cannot_append_to():
+    fixes = [{"name": "a", "stage": "torch", "path": "x/y.so", "link_to": "z/y.so"}]
+    text = "primus_pins:\n  release: v1\nother: 1\n"
+    with pytest.raises(ValueError, match="last block"):
+        relock.add_fixes(text, fixes)
+    assert yaml.safe_load(relock.add_fixes("primus_pins:\n  release: v1\n", fixes))["primus_pins"]["installed_fixes"] == fixes
