@@ -57,7 +57,9 @@ SCENARIO_SYSTEM_PACKAGES := $(WORLD_SYSTEM_PACKAGES) openssh-server:/usr/sbin/ss
   util-linux:runuser python3:/usr/bin/python3
 
 # The suites of `make test` as <make target>:<result name in tests/output>.
-TEST_SUITES := unit:unit+world-test:world lint:lint+docs-lint:docs+sanity:sanity functional:functional molecule:molecule
+# molecule in make test: the fleet scenario (the default scenario's one-node converge, idempotence and verify are
+# what tests/functional/test_releases.py does with v26.5 on the same world; make molecule runs both).
+TEST_SUITES := unit:unit+world-test:world lint:lint+docs-lint:docs+sanity:sanity functional:functional test-fleet:molecule
 
 .PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
   run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults \
