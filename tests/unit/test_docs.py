@@ -260,7 +260,10 @@ def test_troubleshooting_quotes_real_messages_with_cause_and_fix():
 
 def test_figures_live_on_the_benchmarks_page_only():
     benchmarks = read('docs/benchmarks.md')
-    assert '127.3' in benchmarks and '38 min 25 s' in benchmarks
+    # The page holds the figures: a table per benchmark, the suites' wall times among them.
+    for section in ('## make bench\n', '## make bench-fleet', '## Moving to the next release', '## make test'):
+        assert section in benchmarks, section
+    assert re.search(r'\| functional, in two workers \| \d+ \| \d+ min \d+ s \|', benchmarks)
     for path in pages():
         if path == 'docs/benchmarks.md':
             continue
