@@ -289,8 +289,11 @@ def known_fixes(line, date, releases_dir=RELEASES):
     import yaml
     best = None
     for path in sorted(glob.glob(os.path.join(releases_dir, "*.yml"))):
-        with open(path) as handle:
-            pins = (yaml.safe_load(handle) or {}).get("primus_pins") or {}
+        try:
+            with open(path) as handle:
+                pins = (yaml.safe_load(handle) or {}).get("primus_pins") or {}
+        except (OSError, yaml.YAMLError, AttributeError) as exc:
+            raise ValueError("release file %s cannot be read as a release file: %s" % (path, str(exc).splitlines()[0]))
         fixes = pins.get("installed_fixes") or []
         their_line, their_date = nightly(str((pins.get("versions") or {}).get("rocm_sdk", "")))
         if fixes and their_date and their_line == line and their_date <= date and (best is None or their_date > best[1]):
@@ -347,7 +350,11 @@ def main(argv=None):
             new_text, status, date = moved, 0, code
             print("nightly %s -> %s" % (nightly(str(pins["versions"]["rocm_sdk"]))[1], date))
     if status == 0 and not args.no_fixes and not pins.get("installed_fixes"):
-        found = known_fixes(line, date, args.releases_dir)
+        try:
+            found = known_fixes(line, date, args.releases_dir)
+        except ValueError as exc:
+            print("installed fixes: %s; fix it, give another --releases-dir, or --no-fixes" % exc, file=sys.stderr)
+            return 1
         if found:
             release, their_date, fixes = found
             try:

@@ -276,3 +276,15 @@ def test_add_fixes_refuses_a_layout_it_cannot_append_to():
     with pytest.raises(ValueError, match="last block"):
         relock.add_fixes(text, fixes)
     assert yaml.safe_load(relock.add_fixes("primus_pins:\n  release: v1\n", fixes))["primus_pins"]["installed_fixes"] == fixes
+
+
+def test_a_release_file_that_is_not_yaml_is_named_and_nothing_is_written(tmp_path):
+    releases = tmp_path / "releases"
+    releases.mkdir()
+    (releases / "broken.yml").write_text("primus_pins: [unclosed\n")
+    with world_index(tmp_path, nightly_set("20260720") + nightly_set("20260724")) as index:
+        proc, out = run(tmp_path, index, "--releases-dir", str(releases))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "release file %s cannot be read as a release file" % (releases / "broken.yml") in proc.stderr
+    assert "--no-fixes" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()
