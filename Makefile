@@ -3,6 +3,7 @@
 #   make test         every test: unit, lint, sanity, playbook checks on both controllers,
 #                     the simulated world's self-test and the functional scenarios; installs the
 #                     system packages it needs when run as root (TEST_SYSTEM_PACKAGES below)
+#   make check        the quick loop before a push: unit, lint, one venv,torch converge and its re-run
 #   make docs         the documentation site (antsibull-docs) into DOCS_DEST
 # The manual: docs/ (docs/testing.md describes the targets of the tests).
 SHELL := /bin/bash
@@ -56,18 +57,23 @@ WORLD_SYSTEM_PACKAGES := git:git make:make g++:g++ ca-certificates:/etc/ssl/cert
 SCENARIO_SYSTEM_PACKAGES := $(WORLD_SYSTEM_PACKAGES) openssh-server:/usr/sbin/sshd openssh-client:ssh-keygen \
   util-linux:runuser python3:/usr/bin/python3
 
-# The suites of `make test` as <make target>:<result name in tests/output>.
+# The suites of `make test` as <make target>:<result name in tests/output>, in groups run one after the other.
+# In a group, suites joined by + run at the same time, and suites joined by , run one after the other in that
+# stream. The functional scenarios keep both cores busy (two pytest-xdist workers) for most of the run; the
+# other suites run beside them in one stream: the molecule fleet scenario (whose serial batches and builds leave
+# the CPU idle half the time), then the unit tests, the world's self-test, the linters and sanity.
 # molecule in make test: the fleet scenario (the default scenario's one-node converge, idempotence and verify are
 # what tests/functional/test_releases.py does with v26.5 on the same world; make molecule runs both).
-TEST_SUITES := unit:unit+world-test:world lint:lint+docs-lint:docs+sanity:sanity functional:functional test-fleet:molecule
+TEST_SUITES := functional:functional+test-fleet:molecule,unit:unit,world-test:world,lint:lint,docs-lint:docs,sanity:sanity
 
-.PHONY: help controller prerequisites test unit lint sanity functional molecule summary clean \
+.PHONY: help controller prerequisites test check unit lint sanity functional molecule summary clean \
   run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults \
   docs docs-lint changelog prerequisites-scenarios prerequisites-molecule prerequisites-world
 
 help:
 	@echo "make controller   create .venv with the Ansible controller (Python 3.12: ansible-core 2.21, else 3.10: 2.17)"
 	@echo "make test         run every test (unit, lint, sanity, playbook checks, world, functional, molecule) and summarise"
+	@echo "make check        the quick loop before a push: unit, lint, one venv,torch converge on the world and its re-run"
 	@echo "make docs         the documentation site (antsibull-docs: modules, filters, roles, the manual) into DOCS_DEST"
 	@echo "make docs-lint    antsibull-docs lint-collection-docs, antsibull-changelog lint, CHANGELOG.md current"
 	@echo "make changelog    CHANGELOG.md from changelogs/fragments (antsibull-changelog, the version of galaxy.yml)"
@@ -122,6 +128,15 @@ $(VENV310)/.controller: requirements/controller.txt
 	@test -n "$(PY310)" || { echo "Python 3.10 not found: set PY310=/path/to/python3.10" >&2; exit 1; }
 	$(MAKE) --no-print-directory controller PY312= VENV=$(VENV310)
 endif
+
+# The quick loop before a push (docs/testing.md): the unit tests, the linters, and one real converge of venv,torch
+# on the world by the unprivileged target user, with its idempotent re-run (tests/functional/test_venv_torch.py).
+CHECK_SCENARIOS := test_first_run_builds_the_venv_with_the_exact_pins or test_second_run_changes_nothing_and_is_quick
+check: prerequisites-scenarios $(VENV)/.test
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory lint
+	$(PYTHON) -m pytest tests/functional/test_venv_torch.py -q -m functional -k '$(CHECK_SCENARIOS)' \
+	  --junitxml=$(OUT)/check.xml
 
 unit: $(VENV)/.test
 	mkdir -p $(OUT)
@@ -312,20 +327,22 @@ changelog: $(VENV)/.test
 # Every suite runs, also after one failed, so the summary shows every failure. Each suite's exit
 # status and wall time go to tests/output/<name>.status; tests/summary.py reads them with the
 # suites' own reports, and its verdict (non-zero: a suite failed or left no results) is make test's.
-# Suites joined by + run at the same time (each mostly uses one core; this machine has two), their
-# output kept in tests/output/<name>.log and shown once both are done. The controller venv is made
-# first, so two suites never make it at once (when it cannot be made, every suite fails on its own).
+# Suites run beside others (TEST_SUITES) keep their output in tests/output/<name>.log, shown once the group is
+# done. The controller venvs are made first, so two suites never make them at once (when they cannot be made, every
+# suite fails on its own).
 test: prerequisites
-	@rm -rf $(OUT); mkdir -p $(OUT); \
-	$(MAKE) --no-print-directory $(VENV)/.test || true; \
+	@rm -rf $(OUT); mkdir -p $(OUT); echo "$$EPOCHREALTIME" > $(OUT)/test.start; \
+	$(MAKE) --no-print-directory $(VENV)/.test $(VENV310)/.controller || true; \
 	run_suite() { start=$$EPOCHREALTIME; rc=0; $(MAKE) --no-print-directory $${1%%:*} || rc=$$?; \
 	              echo "rc=$$rc start=$$start end=$$EPOCHREALTIME" > $(OUT)/$${1#*:}.status; }; \
+	run_stream() { for suite in $${1//,/ }; do run_suite $$suite > $(OUT)/$${suite#*:}.log 2>&1; done; }; \
 	for group in $(TEST_SUITES); do \
-	  if [ "$${group#*+}" = "$$group" ]; then run_suite $$group; continue; fi; \
+	  if [ "$$group" = "$${group//[+,]/}" ]; then run_suite $$group; continue; fi; \
 	  pids=; \
-	  for suite in $${group//+/ }; do run_suite $$suite > $(OUT)/$${suite#*:}.log 2>&1 & pids="$$pids $$!"; done; \
+	  for stream in $${group//+/ }; do run_stream $$stream & pids="$$pids $$!"; done; \
 	  wait $$pids; \
-	  for suite in $${group//+/ }; do echo "== $${suite#*:} (run beside $$group)"; cat $(OUT)/$${suite#*:}.log; done; \
+	  for suite in $$(echo $${group//[+,]/ }); do echo "== $${suite#*:} (run beside the others of $$group)"; \
+	    cat $(OUT)/$${suite#*:}.log; done; \
 	done; \
 	$(MAKE) --no-print-directory summary
 

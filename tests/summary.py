@@ -9,7 +9,9 @@ Reads, for each suite of `make test` (standard library only, so it runs without 
                            console output (sanity.txt)
   every suite              <name>.status, written by `make test`: "rc=N start=T end=T" (its exit
                            status and wall time; absent when the suite was run by hand)
-and timings.txt (durations the functional tests measured).
+and timings.txt (durations the functional tests measured), test.start (when `make test` began).
+It prints each suite's verdict and wall time, the total against the 45-minute budget and the slowest test cases of the
+JUnit reports (these inform; nothing asserts a duration).
 
 A suite failed when its exit status is not 0, when its report lists a failure or an error, or when
 it ran no test; it is missing when it left no report. The exit status is 1 when any suite failed or
@@ -26,6 +28,8 @@ SUITES = (('unit', 'junit'), ('lint', 'lint'), ('docs', 'junit'), ('sanity', 'sa
 REPORTS = {'junit': ('{name}.xml',), 'lint': ('lint.sarif', 'lint.txt'), 'sanity': ('sanity', 'sanity.txt')}
 ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]|\x1b\]8;[^\x1b\x07]*(?:\x1b\\|\x07)')
 SHOWN = 20   # failures listed per suite
+SLOWEST = 10   # the slowest test cases listed
+BUDGET = 45 * 60   # seconds: the time `make test` must stay within from a clean clone on 2 cores (CI allows 90 minutes)
 
 
 class Suite:
@@ -237,6 +241,38 @@ def summarise(out):
     return suites
 
 
+def slowest(out, count=SLOWEST):
+    """The count slowest test cases of the suites' JUnit reports: [(seconds, suite, test id)], slowest first."""
+    cases = []
+    for name, kind in SUITES:
+        path = os.path.join(out, name + '.xml')
+        if kind != 'junit' or not os.path.exists(path):
+            continue
+        try:
+            root = ET.parse(path).getroot()
+        except (ET.ParseError, OSError):
+            continue
+        for case in root.iter('testcase'):
+            classname, test = case.get('classname', ''), case.get('name', '')
+            try:
+                seconds = float(case.get('time', 0) or 0)
+            except ValueError:
+                continue
+            ident = '%s::%s' % (classname, test) if classname and classname != test else test
+            # pytest-xdist's group suffix (@group) and the tests.<suite>. prefix say nothing the suite column does not.
+            cases.append((seconds, name, re.sub(r'^tests\.(?:functional|unit|docs)\.', '', ident.split('@')[0])))
+    return sorted(cases, key=lambda case: -case[0])[:count]
+
+
+def run_start(out):
+    """When `make test` started its suites (test.start, written before the controller venvs are made), or None."""
+    try:
+        with open(os.path.join(out, 'test.start')) as handle:
+            return float(handle.read().strip().replace(',', '.'))
+    except (OSError, ValueError):
+        return None
+
+
 def seconds_text(seconds):
     if seconds is None:
         return '-'
@@ -257,9 +293,18 @@ def main(argv):
         for note in (suite.notes if suite.counts else suite.notes[1:]):
             print('    note: ' + note)
     # Wall time from the first suite's start to the last one's end (suites run side by side overlap).
+    # The total counts from test.start when `make test` wrote it (the controller venvs are made in it too).
     spans = [s.span for s in suites if s.span is not None]
     if spans:
-        print('%-11s %-7s %8s' % ('total', '', seconds_text(max(span[1] for span in spans) - min(span[0] for span in spans))))
+        start = run_start(out) or min(span[0] for span in spans)
+        total = max(span[1] for span in spans) - start
+        print('%-11s %-7s %8s  %s of the %d-minute budget' % ('total', '', seconds_text(total),
+                                                            '%d%%' % round(100 * total / BUDGET), BUDGET // 60))
+    cases = slowest(out)
+    if cases:
+        print('\n== the %d slowest tests ==' % len(cases))
+        for seconds, name, ident in cases:
+            print('%8s  %-10s %s' % (seconds_text(seconds), name, ident))
     timings = os.path.join(out, 'timings.txt')
     if os.path.exists(timings):
         print('\n== measured ==')

@@ -4,7 +4,7 @@ pytest finds fixtures by name, so the imports below are used although nothing re
 import pytest
 
 from harness import (  # noqa: F401
-    playbook, python310, python310_bare, python310_no_ensurepip, python312, shared_dir, target, trixie_playbook,
+    golden, playbook, python310, python310_bare, python310_no_ensurepip, python312, shared_dir, target, trixie_playbook,
     trixie_target, world)
 
 

@@ -14,6 +14,7 @@ connection plugin connection_plugins/primus_chroot.py.
 import contextlib
 import fcntl
 import glob
+import hashlib
 import json
 import os
 import pwd
@@ -33,6 +34,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
+import bases  # noqa: E402  (tests/functional, beside this file)
 from world import build as world_build  # noqa: E402
 from world import serve as world_serve  # noqa: E402
 from world import trixie as world_trixie  # noqa: E402
@@ -41,6 +43,8 @@ PY312 = os.environ.get("PRIMUS_TEST_PYTHON312") or "/root/.pyenv/versions/3.12.1
 PY310 = os.environ.get("PRIMUS_TEST_PYTHON310") or "/root/.pyenv/versions/3.10.13/bin/python3.10"
 CONTROLLER_BIN = os.path.dirname(sys.executable)
 TEST_USER = "primus-ci"
+# The length of a golden base's directory name and of each copy's (relocate_copy keeps every path's length).
+GOLDEN_NAME = 32
 # Interpreter copies are reused across runs (each made atomically); everything else a run shares
 # with the target user lives in a directory of its own (two runs by one user must not collide).
 INTERPRETERS = "/tmp/primus-test-%d-interpreters" % os.getuid()
@@ -514,6 +518,42 @@ def playbook(tmp_path_factory, target, world, python312):
 
     return run
 
+
+
+@pytest.fixture(scope="session")
+def golden(playbook, target):
+    """copy(label, tags="venv,torch", gpu_host="mi300x", extra=None) -> the path of a private copy of a base converged
+    with those stages, host and variables. Each distinct base is converged once per session (one pytest-xdist worker:
+    its own world and sshd), at a path of a fixed length, and copied with tests/functional/bases.relocate_copy for
+    every test that starts from it: for the scenarios whose subject is what comes after that converge."""
+    made = {}
+
+    def source(tags="venv,torch", gpu_host="mi300x", extra=None):
+        """The golden base itself (converged on first use): tests read it, never change it."""
+        key = json.dumps([sorted(tags.split(",")), gpu_host, extra or {}], sort_keys=True)   # --tags is a set
+        if key not in made:
+            name = bases.same_length_name("golden-" + hashlib.sha256(key.encode()).hexdigest()[:10], GOLDEN_NAME,
+                                          int(time.time() * 1000))
+            path = os.path.join(target.home, "bases", name)
+            first = playbook(tags, path, gpu_host=gpu_host, extra=extra)
+            assert first.rc == 0, str(first)
+            record_timing("golden base: %s (%s) converged once, copied for each scenario" % (tags, gpu_host),
+                          first.seconds)
+            made[key] = path
+        return made[key]
+
+    def copy(label, tags="venv,torch", gpu_host="mi300x", extra=None):
+        src = source(tags, gpu_host, extra)
+        for attempt in range(1000):
+            dest = os.path.join(os.path.dirname(src), bases.same_length_name(
+                label, GOLDEN_NAME, int(time.time() * 1000) + attempt))
+            if not os.path.lexists(dest):
+                break
+        bases.relocate_copy(src, dest)
+        return dest
+
+    copy.source = source
+    return copy
 
 def playbook_env(results, env=None):
     """ansible-playbook's environment: this one without PRIMUS_/ANSIBLE_/PIP_ settings, results recorded."""

@@ -741,12 +741,11 @@ def failure_of(run, host):
 
 
 def test_an_included_file_the_user_did_not_write_is_refused_and_no_line_of_it_appears_anywhere(
-        bad_primus, playbook, target, shared_dir):
+        bad_primus, playbook, target, shared_dir, golden):
     """-r /etc/shadow, -c /etc/shadow and -r of a file with a secret line (root's, readable by the user): each refused
     before pip runs, naming the line and the file's owner; no line of those files is in the module's result, the run's
-    output, the stage logs or the run summary. One base: venv, torch and the primus stage of the first case, then the
-    primus stage of each other case."""
-    base = target.base("bad-requirements")
+    output, the stage logs or the run summary. One base, a copy of a venv,torch one: the primus stage of each case."""
+    base = golden("bad-requirements")   # venv,torch converged: the primus stage's requirements are the subject
     report = report_dir(shared_dir, "bad-requirements")
     secrets = [SECRET, SECRET.split(": ")[1]]
     if os.access("/etc/shadow", os.R_OK):
@@ -780,7 +779,8 @@ def test_an_included_file_the_user_did_not_write_is_refused_and_no_line_of_it_ap
         subprocess.run(["rm", "-rf", base], check=False)
 
 
-def test_another_user_s_megatron_checkout_runs_nothing_and_the_runner_s_own_builds(playbook, target, shared_dir):
+def test_another_user_s_megatron_checkout_runs_nothing_and_the_runner_s_own_builds(playbook, target, shared_dir,
+                                                                                  golden):
     """root's checkout (its datasets directory open, so a build there would succeed) with a Makefile that writes a
     canary, and no helpers_cpp: the run stops in preflight naming the path and its owner, and the canary is never
     written. Given to the user running the stage, the same checkout builds (and its Makefile, then the user's own,
@@ -791,7 +791,7 @@ def test_another_user_s_megatron_checkout_runs_nothing_and_the_runner_s_own_buil
     checkout = os.path.join(root, "Primus")
     canary = hostile_checkout(checkout, os.path.join(root, "canaries"))
     os.chmod(root, 0o755)
-    base = target.base("megatron-foreign")
+    base = golden("megatron-foreign")   # venv,torch converged: the checkout's owner is the subject
     extra = {"primus_megatron_checkouts": [checkout], "primus_report_dir": report_dir(shared_dir, "megatron")}
     try:
         run = playbook("venv,torch,primus", base, extra=extra)

@@ -109,13 +109,13 @@ def builds(target, component):
     return proc.stdout.splitlines() if proc.returncode == 0 else []
 
 
-def test_a_new_plain_component_is_built_stamped_verified_and_converges(playbook, target, overlay, component):
+def test_a_new_plain_component_is_built_stamped_verified_and_converges(playbook, target, overlay, component, golden):
     extra, playbook_file = overlay
-    base = target.base("new-stage")
+    base = golden("new-stage")   # venv,torch converged: the new stage is the subject
     tags = "venv,torch,%s,manifest,verify" % STAGE
     first = playbook(tags, base, extra=extra, playbook_file=playbook_file)
     assert first.rc == 0, first
-    record_timing("a new plain component (venv,torch,deepep,manifest,verify) on an empty base", first.seconds)
+    record_timing("a new plain component (venv,torch,deepep,manifest,verify) on a venv,torch copy", first.seconds)
     # Built once, for the arch list, with its own build variable; installed; stamped with its seconds.
     assert len(builds(target, component)) == 1
     with open(os.path.join(base, "state", STAGE + ".json")) as handle:

@@ -29,15 +29,15 @@ def tensorstore_wheel_dir(cache, base):
 
 
 @pytest.fixture(scope="module")
-def converged(playbook, target, world):
-    """An empty base converged with venv,torch,pydeps,boto; tilelang then installed by hand (as mamba
+def converged(playbook, target, world, golden):
+    """A copy of a base converged with venv,torch (tests/functional/bases.py), converged with pydeps,boto; tilelang then installed by hand (as mamba
     would); cleanup; and the whole set run again. The wheel cache is this module's own."""
-    base = target.base("pip-stages")
+    base = golden("pip-stages")
     cache = target.base("pip-stages-cache")
     extra = {"primus_cache_dir": cache}
     first = playbook("venv,torch,pydeps,boto", base, extra=extra)
     assert first.rc == 0, first
-    record_timing("venv,torch,pydeps,boto on an empty base (unprivileged, SSH)", first.seconds)
+    record_timing("venv,torch,pydeps,boto on a copy of a venv,torch base (unprivileged, SSH)", first.seconds)
     pip = target.bash('"$PY" -m pip install --no-deps --index-url "$INDEX" tilelang',
                       env={"PIP_CONFIG_FILE": os.devnull, "PY": os.path.join(base, "venv", "bin", "python"),
                            "INDEX": world["indexes"]["pypi"]})
@@ -73,8 +73,8 @@ def test_the_plan_says_tensorstore_is_built_once_per_key(converged):
     assert tensorstore_wheel_dir(converged.cache, converged.base) in shown and "bazel" in shown
 
 
-def test_a_second_base_reuses_the_cached_wheel(converged, playbook, target):
-    base = target.base("pip-stages-2")
+def test_a_second_base_reuses_the_cached_wheel(converged, playbook, target, golden):
+    base = golden("pip-stages-2")
     run = playbook("venv,torch,pydeps", base, extra={"primus_cache_dir": converged.cache})
     assert run.rc == 0, run
     assert run.task("Build the wheel from the sdist - tensorstore")["status"] == "skipped"

@@ -51,8 +51,9 @@ def read(path):
         return handle.read()
 
 
-def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_and_keeps_old_logs(playbook, target):
-    base = target.base("progress")
+def test_a_long_build_streams_its_log_shows_progress_is_stopped_at_its_timeout_and_keeps_old_logs(
+        playbook, target, golden):
+    base = golden("progress")   # venv,torch converged: the build is the subject
     build = os.path.join(target.home, "progress-build")
     tree = "%s-%s" % (STAGE, source_build.tree_tag(base))
     hold, holding = (os.path.join(build, ".world-%s-%s" % (what, tree)) for what in ("hold", "holding"))

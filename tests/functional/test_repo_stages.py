@@ -45,9 +45,9 @@ def ext_suffix(target, base):
 
 
 @pytest.fixture(scope="module")
-def converged(playbook, target, world):
+def converged(playbook, target, world, golden):
     primus = world["repos"]["Primus"]
-    base = target.base("repos")
+    base = golden("repos")   # venv,torch converged (tests/functional/bases.py): this module's subject is what follows
     workspace = os.path.join(base, "workspace", "Primus")
     tilde = "~/cache-%s/Primus" % os.path.basename(base)
     cache_checkout = os.path.join(target.home, tilde[2:])
@@ -69,7 +69,7 @@ def converged(playbook, target, world):
         first = playbook(STAGES, base, extra={"primus_megatron_checkouts": [
             workspace, tilde, user_checkout]})
         assert first.rc == 0, first
-        record_timing("venv,torch,primus,aiter,turbo on an empty base (unprivileged, SSH)", first.seconds)
+        record_timing("venv,torch,primus,aiter,turbo on a copy of a venv,torch base (unprivileged, SSH)", first.seconds)
         after_first = installed(target, base)
         second = playbook(STAGES, base, extra={"primus_megatron_checkouts": [
             workspace, tilde, user_checkout]})

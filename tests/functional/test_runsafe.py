@@ -331,11 +331,11 @@ def test_kill_9_while_the_venv_is_created_then_a_rerun_converges(playbook, targe
     assert not os.path.exists(os.path.join(base, LOCK))
 
 
-def test_kill_9_during_a_source_build_the_rerun_stops_the_orphaned_build_then_converges(playbook, target):
+def test_kill_9_during_a_source_build_the_rerun_stops_the_orphaned_build_then_converges(playbook, target, golden):
     """ansible-playbook killed (kill -9, or Ctrl-C) while a source build runs: the build is an async task, which
     goes on without its controller on the node. The re-run takes the dead run's lock over, stops that build
     (found by the run id every task passes on), then builds the stage itself."""
-    base = target.base("killed-build")
+    base = golden("killed-build")   # venv,torch converged: the build killed is the subject
     build = os.path.join(target.home, "killed-build-src")
     tree = "causal_conv1d-" + source_build.tree_tag(base)   # the run's source tree in the build directory
     hold, holding = (os.path.join(build, ".world-%s-%s" % (what, tree)) for what in ("hold", "holding"))

@@ -98,10 +98,10 @@ def server_log(world):
 
 
 @pytest.fixture(scope="module")
-def dirs(target):
-    """A base and this module's own build and cache directories (an earlier session's wheel cache must
-    not turn these builds into cache hits)."""
-    base = target.base("sources")
+def dirs(golden):
+    """A base (a copy of one converged with venv,torch: the builds are the subject) and this module's own build and
+    cache directories (an earlier session's wheel cache must not turn these builds into cache hits)."""
+    base = golden("sources")
     return base, base + "-cache", base + "-build"
 
 
@@ -120,7 +120,7 @@ def converged(run, dirs, world):
     with server_log(world) as requests:
         first = run(STAGES)
     assert first.rc == 0, first
-    record_timing("venv,torch + the 7 source-built stages on an empty base (unprivileged, SSH)", first.seconds)
+    record_timing("the 7 source-built stages on a venv,torch copy (unprivileged, SSH)", first.seconds)
     logs_before = tree_state(os.path.join(base, "logs"))
     # With role variables private to their roles: every role reads the published primus_settings.
     second = run(STAGES, env={"ANSIBLE_PRIVATE_ROLE_VARS": "True"})

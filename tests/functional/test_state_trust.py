@@ -15,11 +15,9 @@ ROCM = "2.12.0+rocm7.15.0a20260720"
 
 
 @pytest.fixture(scope="module")
-def built(playbook, target):
-    base = target.base("trust")
-    run = playbook("venv,torch", base)
-    assert run.rc == 0, run
-    return base
+def built(golden):
+    """A copy of a base converged with venv,torch (tests/functional/bases.py)."""
+    return golden("trust")
 
 
 def site_packages(base):

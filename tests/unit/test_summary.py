@@ -139,7 +139,29 @@ def test_the_total_is_the_wall_time_of_suites_run_side_by_side(out):
         out.join(name + '.status').write('rc=0 start=%.6f end=%.6f\n' % (1764694800.25 + start, 1764694800.25 + start + seconds))
     rc, text = summary(out)
     assert rc == 0, text
-    assert row(text, 'total').split() == ['total', '2m10s']
+    assert row(text, 'total').split() == ['total', '2m10s', '5%', 'of', 'the', '45-minute', 'budget']
+    # From when make test began (test.start: the controller venvs are made before the first suite starts).
+    out.join('test.start').write('1764694740,250000\n')
+    rc, text = summary(out)
+    assert row(text, 'total').split()[:3] == ['total', '3m10s', '7%']
+    out.join('functional.status').write('rc=0 start=1764694830.25 end=1764697800.25\n')
+    rc, text = summary(out)
+    assert row(text, 'total').split()[:3] == ['total', '51m00s', '113%'] and rc == 0   # it informs, it does not fail
+
+
+def test_the_slowest_tests_of_the_junit_reports_are_listed_slowest_first(out):
+    cases = ''.join('<testcase classname="tests.functional.test_x" name="test_%d@group" time="%d.5"/>' % (i, i * 10)
+                    for i in range(12))
+    out.join('functional.xml').write('<testsuites><testsuite name="pytest" errors="0">%s</testsuite></testsuites>' % cases)
+    out.join('unit.xml').write('<testsuites><testsuite name="pytest" errors="0"><testcase classname="tests.unit.t" '
+                               'name="test_slow" time="95"/></testsuite></testsuites>')
+    rc, text = summary(out)
+    assert rc == 0, text
+    listed = text.split('== the 10 slowest tests ==\n')[1].split('\n\n')[0].splitlines()
+    assert [line.split() for line in listed[:3]] == [
+        ['1m50s', 'functional', 'test_x::test_11'], ['1m40s', 'functional', 'test_x::test_10'],
+        ['1m35s', 'unit', 't::test_slow']]
+    assert len(listed) == 10 and listed[-1].split()[-1] == 'test_x::test_3'
 
 
 def test_a_failing_pytest_suite_lists_its_failures(out, reports):
