@@ -58,13 +58,12 @@ SCENARIO_SYSTEM_PACKAGES := $(WORLD_SYSTEM_PACKAGES) openssh-server:/usr/sbin/ss
   util-linux:runuser python3:/usr/bin/python3
 
 # The suites of `make test` as <make target>:<result name in tests/output>, in groups run one after the other.
-# In a group, suites joined by + run at the same time, and suites joined by , run one after the other in that
-# stream. The functional scenarios keep both cores busy (two pytest-xdist workers) for most of the run; the
-# other suites run beside them in one stream: the molecule fleet scenario (whose serial batches and builds leave
-# the CPU idle half the time), then the unit tests, the world's self-test, the linters and sanity.
+# In a group, streams joined by + run at the same time; the suites of a stream (joined by ,) one after the other.
+# The functional scenarios and the molecule fleet scenario run alone: run beside each other (or beside the other
+# suites) on 2 cores, every converge took twice as long and make test 60 minutes instead of 54 (docs/benchmarks.md).
 # molecule in make test: the fleet scenario (the default scenario's one-node converge, idempotence and verify are
 # what tests/functional/test_releases.py does with v26.5 on the same world; make molecule runs both).
-TEST_SUITES := functional:functional+test-fleet:molecule,unit:unit,world-test:world,lint:lint,docs-lint:docs,sanity:sanity
+TEST_SUITES := unit:unit+world-test:world lint:lint+docs-lint:docs+sanity:sanity functional:functional test-fleet:molecule
 
 .PHONY: help controller prerequisites test check unit lint sanity functional molecule summary clean \
   run-detached attach run-status stop-run runs bench bench-fleet test-offline wheelhouse test-fleet test-faults \

@@ -298,8 +298,8 @@ def main(argv):
     if spans:
         start = run_start(out) or min(span[0] for span in spans)
         total = max(span[1] for span in spans) - start
-        print('%-11s %-7s %8s  %s of the %d-minute budget' % ('total', '', seconds_text(total),
-                                                            '%d%%' % round(100 * total / BUDGET), BUDGET // 60))
+        share = '%d%%' % round(100 * total / BUDGET)
+        print('%-11s %-7s %8s  %s of the %d-minute budget' % ('total', '', seconds_text(total), share, BUDGET // 60))
     cases = slowest(out)
     if cases:
         print('\n== the %d slowest tests ==' % len(cases))

@@ -519,7 +519,6 @@ def playbook(tmp_path_factory, target, world, python312):
     return run
 
 
-
 @pytest.fixture(scope="session")
 def golden(playbook, target):
     """copy(label, tags="venv,torch", gpu_host="mi300x", extra=None) -> the path of a private copy of a base converged
@@ -554,6 +553,7 @@ def golden(playbook, target):
 
     copy.source = source
     return copy
+
 
 def playbook_env(results, env=None):
     """ansible-playbook's environment: this one without PRIMUS_/ANSIBLE_/PIP_ settings, results recorded."""

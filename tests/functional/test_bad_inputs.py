@@ -779,8 +779,8 @@ def test_an_included_file_the_user_did_not_write_is_refused_and_no_line_of_it_ap
         subprocess.run(["rm", "-rf", base], check=False)
 
 
-def test_another_user_s_megatron_checkout_runs_nothing_and_the_runner_s_own_builds(playbook, target, shared_dir,
-                                                                                  golden):
+def test_another_user_s_megatron_checkout_runs_nothing_and_the_runner_s_own_builds(
+        playbook, target, shared_dir, golden):
     """root's checkout (its datasets directory open, so a build there would succeed) with a Makefile that writes a
     canary, and no helpers_cpp: the run stops in preflight naming the path and its owner, and the canary is never
     written. Given to the user running the stage, the same checkout builds (and its Makefile, then the user's own,
