@@ -58,7 +58,7 @@ SCENARIO_SYSTEM_PACKAGES := $(WORLD_SYSTEM_PACKAGES) openssh-server:/usr/sbin/ss
   util-linux:runuser python3:/usr/bin/python3
 
 # The suites of `make test` as <make target>:<result name in tests/output>, in groups run one after the other.
-# In a group, streams joined by + run at the same time; the suites of a stream (joined by ,) one after the other.
+# In a group, suites joined by + run at the same time.
 # The functional scenarios and the molecule fleet scenario run alone: run beside each other (or beside the other
 # suites) on 2 cores, every converge took twice as long and make test 60 minutes instead of 54 (docs/benchmarks.md).
 # molecule in make test: the fleet scenario (the default scenario's one-node converge, idempotence and verify are
@@ -326,22 +326,20 @@ changelog: $(VENV)/.test
 # Every suite runs, also after one failed, so the summary shows every failure. Each suite's exit
 # status and wall time go to tests/output/<name>.status; tests/summary.py reads them with the
 # suites' own reports, and its verdict (non-zero: a suite failed or left no results) is make test's.
-# Suites run beside others (TEST_SUITES) keep their output in tests/output/<name>.log, shown once the group is
-# done. The controller venvs are made first, so two suites never make them at once (when they cannot be made, every
-# suite fails on its own).
+# Suites joined by + run at the same time (each mostly uses one core; this machine has two), their
+# output kept in tests/output/<name>.log and shown once both are done. The controller venvs are made
+# first, so two suites never make them at once (when they cannot be made, every suite fails on its own).
 test: prerequisites
 	@rm -rf $(OUT); mkdir -p $(OUT); echo "$$EPOCHREALTIME" > $(OUT)/test.start; \
 	$(MAKE) --no-print-directory $(VENV)/.test $(VENV310)/.controller || true; \
 	run_suite() { start=$$EPOCHREALTIME; rc=0; $(MAKE) --no-print-directory $${1%%:*} || rc=$$?; \
 	              echo "rc=$$rc start=$$start end=$$EPOCHREALTIME" > $(OUT)/$${1#*:}.status; }; \
-	run_stream() { for suite in $${1//,/ }; do run_suite $$suite > $(OUT)/$${suite#*:}.log 2>&1; done; }; \
 	for group in $(TEST_SUITES); do \
-	  if [ "$$group" = "$${group//[+,]/}" ]; then run_suite $$group; continue; fi; \
+	  if [ "$${group#*+}" = "$$group" ]; then run_suite $$group; continue; fi; \
 	  pids=; \
-	  for stream in $${group//+/ }; do run_stream $$stream & pids="$$pids $$!"; done; \
+	  for suite in $${group//+/ }; do run_suite $$suite > $(OUT)/$${suite#*:}.log 2>&1 & pids="$$pids $$!"; done; \
 	  wait $$pids; \
-	  for suite in $$(echo $${group//[+,]/ }); do echo "== $${suite#*:} (run beside the others of $$group)"; \
-	    cat $(OUT)/$${suite#*:}.log; done; \
+	  for suite in $${group//+/ }; do echo "== $${suite#*:} (run beside $$group)"; cat $(OUT)/$${suite#*:}.log; done; \
 	done; \
 	$(MAKE) --no-print-directory summary
 
